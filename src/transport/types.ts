@@ -1,0 +1,103 @@
+/**
+ * The public shapes of the transport: its options, per-exchange options, and the `ModelTransport`
+ * interface every provider is used through.
+ *
+ * @module
+ */
+import type { ProviderName } from '../errors.js';
+import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+
+/** Deadlines, in milliseconds. Each bounds one phase of an exchange; `0` disables one. */
+export interface Deadlines {
+  /** Time to open the TCP (and TLS) connection. @default 10_000 */
+  connectTimeoutMs: number;
+  /** Time from sending the request to receiving the response headers. @default 60_000 */
+  firstByteTimeoutMs: number;
+  /** Longest silence between two chunks of a response body or stream. @default 120_000 */
+  idleTimeoutMs: number;
+  /** The whole exchange, retries and their delays included. @default 600_000 */
+  timeoutMs: number;
+}
+
+/** Options for one exchange (`send` / `stream`). Each one overrides the transport's default. */
+export interface ExchangeOptions extends Partial<Deadlines> {
+  /** Cancels the exchange at any point: the result is `MODEL_EABORTED`. */
+  signal?: AbortSignal;
+  /** Retries on network errors, 408, 409, 429 and 5xx before anything reached the caller. @default 2 */
+  maxRetries?: number;
+  /**
+   * Caller headers to pass on where the provider understands them: `anthropic-version` and
+   * `anthropic-beta` on the native path. Credentials here are ignored.
+   */
+  headers?: Record<string, string | string[] | undefined>;
+  /** A query string for the native path, e.g. `beta=true`. */
+  query?: string;
+  /**
+   * The caller's request exactly as received (the proxy passes the client's bytes), so the native
+   * provider can send it without re-serialising. Must encode the same request as `request`.
+   */
+  rawBody?: string | Uint8Array;
+  /** Called once with the provider's response status and headers, before the result is delivered. */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+/** What a provider said besides the body: useful to a proxy that passes headers on. */
+export interface ResponseInfo {
+  status: number;
+  /** Headers worth passing back to a client (`request-id`, `retry-after`, rate-limit headers). */
+  headers: Record<string, string>;
+  /** How many attempts the exchange took (1 = no retry). */
+  attempts: number;
+}
+
+/** Why the transport picked its provider. Never contains a secret. */
+export interface Selection {
+  readonly provider: ProviderName;
+  readonly reason: string;
+}
+
+/** The one interface callers use, whatever provider is behind it. */
+export interface ModelTransport {
+  /** The provider chosen at creation. Frozen. */
+  readonly provider: ProviderName;
+  /** The provider and a human-readable reason naming the variable or option that decided it. Frozen. */
+  readonly selection: Selection;
+  /** One exchange, answered with a Messages `message`. Rejects with `TransportError`. */
+  send(request: MessagesRequest, options?: ExchangeOptions): Promise<Message>;
+  /**
+   * One exchange, answered as Messages stream events in protocol order. Never throws synchronously:
+   * every failure surfaces from the iteration as a `TransportError`. Breaking out of the loop aborts
+   * the upstream request.
+   */
+  stream(request: MessagesRequest, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
+  /** Closes pooled connections. Exchanges after `close()` fail. */
+  close(): Promise<void>;
+}
+
+/** Everything `createTransport` accepts. Explicit options win over the environment. */
+export interface TransportOptions extends Partial<Deadlines> {
+  /** The environment to read credentials from, once. @default process.env */
+  env?: Record<string, string | undefined>;
+  /** Static Anthropic API key (selects `anthropic`). @default env.ANTHROPIC_API_KEY */
+  anthropicApiKey?: string;
+  /** Anthropic base URL. @default env.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' */
+  anthropicBaseUrl?: string;
+  /** OAuth bearer token (selects `tpx` when no key is set). @default env.TPX_OAUTH_TOKEN */
+  tpxToken?: string;
+  /** A file holding the OAuth token. @default env.TPX_OAUTH_TOKEN_FILE */
+  tpxTokenFile?: string;
+  /** The OpenAI-compatible base URL, e.g. `http://127.0.0.1:8000/v1`. @default env.TPX_BASE_URL */
+  tpxBaseUrl?: string;
+  /** Model name sent upstream on the `tpx` path. @default env.TPX_MODEL, else the request's `model` */
+  tpxModel?: string;
+  /** Default retry count. @default 2 */
+  maxRetries?: number;
+  /** Largest response body (or whole stream) accepted, in bytes. @default 64 MiB */
+  maxResponseBytes?: number;
+  /** `fetch`-free injection point for tests: random source for backoff jitter. @default Math.random */
+  random?: () => number;
+  /** Injection point for tests: sleeps between retries. @default a timer honouring the abort signal */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Injection point for tests: fresh ids for generated message and tool ids. @default crypto-random */
+  generateId?: () => string;
+}
