@@ -164,6 +164,34 @@ export function errorTypeForStatus(status: number): MessagesErrorType {
   }
 }
 
+/** The HTTP status Anthropic uses for a Messages error type (the inverse of `errorTypeForStatus`). */
+export function statusForErrorType(type: string): number {
+  switch (type) {
+    case 'invalid_request_error':
+      return 400;
+    case 'authentication_error':
+      return 401;
+    case 'billing_error':
+      return 402;
+    case 'permission_error':
+      return 403;
+    case 'not_found_error':
+      return 404;
+    case 'conflict_error':
+      return 409;
+    case 'request_too_large':
+      return 413;
+    case 'rate_limit_error':
+      return 429;
+    case 'timeout_error':
+      return 504;
+    case 'overloaded_error':
+      return 529;
+    default:
+      return 500;
+  }
+}
+
 /** Whether an upstream status is worth retrying (the official SDKs' rule: 408, 409, 429, 5xx). */
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;

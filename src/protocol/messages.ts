@@ -101,12 +101,18 @@ export interface MessageParam {
   content: string | (ContentBlockParam | OtherBlock)[];
 }
 
+/**
+ * A tool: a client tool (`input_schema`, no `type` or `type: "custom"`), or a server / Anthropic-defined
+ * tool with a versioned `type`. The toolsets of SDK 1.14 (`browser_toolset_20260801`,
+ * `computer_toolset_20260801`) have a `type` and no `name`: the validator accepts a nameless tool only
+ * when its `type` is set and not `custom`, so read `name` after checking `type`.
+ */
 export interface ToolParam {
   name: string;
   description?: string;
   input_schema?: Record<string, unknown>;
-  /** Absent or `custom` for client tools; a versioned name (`web_search_20250305`) for server tools. */
-  type?: string;
+  /** Absent, `null` or `custom` for client tools; a versioned name (`web_search_20250305`) for server tools. */
+  type?: string | null;
   cache_control?: CacheControl | null;
   [key: string]: unknown;
 }
@@ -118,8 +124,8 @@ export type ToolChoice =
   | { type: 'none' };
 
 export type ThinkingConfig =
-  | { type: 'enabled'; budget_tokens: number; display?: string }
-  | { type: 'adaptive'; display?: string }
+  | { type: 'enabled'; budget_tokens: number; display?: string | null }
+  | { type: 'adaptive'; display?: string | null }
   | { type: 'disabled' }
   | { type: string; [key: string]: unknown };
 
@@ -138,7 +144,7 @@ export interface MessagesRequest {
   tool_choice?: ToolChoice;
   thinking?: ThinkingConfig;
   metadata?: { user_id?: string | null; [key: string]: unknown };
-  output_config?: { effort?: string; format?: unknown; [key: string]: unknown };
+  output_config?: { effort?: string | null; format?: unknown; [key: string]: unknown };
   [key: string]: unknown;
 }
 

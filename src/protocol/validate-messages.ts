@@ -60,19 +60,20 @@ const MessagesRequestSchema = Obj({
   temperature: Type.Optional(Type.Number()),
   top_p: Type.Optional(Type.Number()),
   top_k: Type.Optional(Type.Integer()),
-  tools: Type.Optional(Type.Array(Obj({ name: Type.String({ minLength: 1 }) }))),
+  // A client tool needs a name; a toolset (`browser_toolset_20260801`) has only a versioned `type`.
+  // Which one a nameless tool is, is checked after this validator (see `checkTools`).
+  tools: Type.Optional(
+    Type.Array(
+      Obj({ name: Type.Optional(Type.String({ minLength: 1 })), type: Type.Optional(Nullable(Str())) }),
+    ),
+  ),
+  // `{type:"tool"}` also needs a `name`: checked after this validator, so that the error names the field
+  // instead of listing the other variants.
   tool_choice: Type.Optional(
-    Type.Union([
-      Obj({
-        type: Literals('auto', 'any', 'none'),
-        disable_parallel_tool_use: Type.Optional(Type.Boolean()),
-      }),
-      Obj({
-        type: Type.Literal('tool'),
-        name: Str(),
-        disable_parallel_tool_use: Type.Optional(Type.Boolean()),
-      }),
-    ]),
+    Obj({
+      type: Literals('auto', 'any', 'none', 'tool'),
+      disable_parallel_tool_use: Type.Optional(Type.Boolean()),
+    }),
   ),
   thinking: Type.Optional(TypedObject),
   metadata: Type.Optional(Obj({ user_id: Type.Optional(Nullable(Str())) })),
@@ -93,36 +94,58 @@ export function validateMessagesRequest(value: unknown): Validated<MessagesReque
     return { ok: false, message: describeErrors(requestValidator.errors(value)) };
   }
   const request = value as MessagesRequest;
+  const problem = checkTools(request) ?? checkBlocks(request);
+  return problem === undefined ? { ok: true, value: request } : { ok: false, message: problem };
+}
+
+/** The checks of `tools` and `tool_choice` that depend on another field's value. */
+function checkTools(request: MessagesRequest): string | undefined {
+  const tools = request.tools ?? [];
+  for (let t = 0; t < tools.length; t++) {
+    const tool = tools[t]!;
+    if (
+      tool.name === undefined &&
+      (tool.type === undefined || tool.type === null || tool.type === 'custom')
+    ) {
+      return `tools[${t}].name: is required`;
+    }
+  }
+  const choice = request.tool_choice;
+  if (choice?.type === 'tool' && typeof (choice as { name?: unknown }).name !== 'string') {
+    return 'tool_choice.name: must be string (required when tool_choice.type is "tool")';
+  }
+  return undefined;
+}
+
+/** Checks each content block of known type by its type's validator, tool_result contents included. */
+function checkBlocks(request: MessagesRequest): string | undefined {
   const messages = request.messages;
   for (let m = 0; m < messages.length; m++) {
     const content = messages[m]!.content;
     if (typeof content === 'string') continue;
     for (let b = 0; b < content.length; b++) {
       const block = content[b]!;
-      const validator = BLOCK_VALIDATORS.get(block.type);
-      if (validator !== undefined && !validator.check(block)) {
-        const detail = describeErrors(validator.errors(block), 1);
-        return { ok: false, message: `messages[${m}].content[${b}] (${block.type} block): ${detail}` };
-      }
+      const pointer = `/messages/${m}/content/${b}`;
+      const problem = checkBlock(block, pointer);
+      if (problem !== undefined) return problem;
       if (block.type === 'tool_result') {
         const inner = (block as { content?: unknown }).content;
         if (Array.isArray(inner)) {
           for (let i = 0; i < inner.length; i++) {
-            const innerBlock = inner[i] as { type: string };
-            const innerValidator = BLOCK_VALIDATORS.get(innerBlock.type);
-            if (innerValidator !== undefined && !innerValidator.check(innerBlock)) {
-              const detail = describeErrors(innerValidator.errors(innerBlock), 1);
-              return {
-                ok: false,
-                message: `messages[${m}].content[${b}].content[${i}] (${innerBlock.type} block): ${detail}`,
-              };
-            }
+            const innerProblem = checkBlock(inner[i] as { type: string }, `${pointer}/content/${i}`);
+            if (innerProblem !== undefined) return innerProblem;
           }
         }
       }
     }
   }
-  return { ok: true, value: request };
+  return undefined;
+}
+
+function checkBlock(block: { type: string }, pointer: string): string | undefined {
+  const validator = BLOCK_VALIDATORS.get(block.type);
+  if (validator === undefined || validator.check(block)) return undefined;
+  return `${describeErrors(validator.errors(block), 1, pointer)} (${block.type} block)`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -163,20 +186,23 @@ export function validateMessage(value: unknown): Validated<Message> {
     if (validator !== undefined && !validator.check(block)) {
       return {
         ok: false,
-        message: `content[${b}] (${block.type}): ${describeErrors(validator.errors(block), 1)}`,
+        message: `${describeErrors(validator.errors(block), 1, `/content/${b}`)} (${block.type} block)`,
       };
     }
   }
   return { ok: true, value: message };
 }
 
-const DeltaSchema = Type.Union([
-  Obj({ type: Type.Literal('text_delta'), text: Str() }),
-  Obj({ type: Type.Literal('input_json_delta'), partial_json: Str() }),
-  Obj({ type: Type.Literal('thinking_delta'), thinking: Str() }),
-  Obj({ type: Type.Literal('signature_delta'), signature: Str() }),
-  Obj({ type: Type.Literal('citations_delta'), citation: Type.Unknown() }),
+// Deltas are checked by the validator of their own `type` (like content blocks), so that an error names
+// the field of that delta instead of listing every other delta type.
+const DELTA_VALIDATORS: ReadonlyMap<string, Checker> = new Map([
+  ['text_delta', compile(Obj({ type: Type.Literal('text_delta'), text: Str() }))],
+  ['input_json_delta', compile(Obj({ type: Type.Literal('input_json_delta'), partial_json: Str() }))],
+  ['thinking_delta', compile(Obj({ type: Type.Literal('thinking_delta'), thinking: Str() }))],
+  ['signature_delta', compile(Obj({ type: Type.Literal('signature_delta'), signature: Str() }))],
+  ['citations_delta', compile(Obj({ type: Type.Literal('citations_delta'), citation: Type.Unknown() }))],
 ]);
+const DeltaSchema = Obj({ type: Literals(...DELTA_VALIDATORS.keys()) });
 const Index = Type.Integer({ minimum: 0 });
 
 const EVENT_VALIDATORS: ReadonlyMap<string, Checker> = new Map([
@@ -229,9 +255,17 @@ export function validateStreamEvent(
     const block = (value as { content_block: { type: string } }).content_block;
     const blockValidator = RESPONSE_BLOCK_VALIDATORS.get(block.type);
     if (blockValidator !== undefined && !blockValidator.check(block)) {
+      const detail = describeErrors(blockValidator.errors(block), 1, '/content_block');
+      return { ok: false, message: `content_block_start: ${detail}` };
+    }
+  }
+  if (type === 'content_block_delta') {
+    const delta = (value as { delta: { type: string } }).delta;
+    const deltaValidator = DELTA_VALIDATORS.get(delta.type)!;
+    if (!deltaValidator.check(delta)) {
       return {
         ok: false,
-        message: `content_block_start: ${describeErrors(blockValidator.errors(block), 1)}`,
+        message: `content_block_delta: ${describeErrors(deltaValidator.errors(delta), 1, '/delta')}`,
       };
     }
   }

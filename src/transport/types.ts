@@ -5,7 +5,7 @@
  * @module
  */
 import type { ProviderName } from '../errors.js';
-import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { Message, MessageParam, MessagesRequest, MessageStreamEvent, ToolParam } from '../protocol/messages.js';
 
 /** Deadlines, in milliseconds. Each bounds one phase of an exchange; `0` disables one. */
 export interface Deadlines {
@@ -70,8 +70,34 @@ export interface ModelTransport {
    * the upstream request.
    */
   stream(request: MessagesRequest, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
+  /**
+   * Counts a request's input tokens (`POST /v1/messages/count_tokens`). `anthropic`: Anthropic's own
+   * endpoint. `tpx`: a local, deliberately conservative estimate (no upstream call). `none`: `MODEL_EAUTH`.
+   */
+  countTokens?(request: CountTokensRequest, options?: ExchangeOptions): Promise<TokenCount>;
+  /**
+   * Lists models in the Messages list shape (`GET /v1/models`). `anthropic`: Anthropic's list, as sent.
+   * `tpx`: the upstream `{base}/models` mapped to that shape, or the configured model when the upstream
+   * has no list. `none`: `MODEL_EAUTH`.
+   */
+  listModels?(options?: ExchangeOptions): Promise<unknown>;
   /** Closes pooled connections. Exchanges after `close()` fail. */
   close(): Promise<void>;
+}
+
+/** A `count_tokens` request: a Messages request without `max_tokens`. Unknown fields are kept. */
+export interface CountTokensRequest {
+  model: string;
+  messages: MessageParam[];
+  system?: MessagesRequest['system'];
+  tools?: ToolParam[];
+  [key: string]: unknown;
+}
+
+/** The answer of `count_tokens`. */
+export interface TokenCount {
+  input_tokens: number;
+  [key: string]: unknown;
 }
 
 /** Everything `createTransport` accepts. Explicit options win over the environment. */

@@ -1,0 +1,137 @@
+/**
+ * The mock model's default behaviour, used when no scripted reply is left. It is deterministic and
+ * drives an agent loop to its end in two steps:
+ *
+ * 1. When tools are offered, `tool_choice` is not `"none"`, and the current turn holds no tool results
+ *    (no `role:"tool"` message after the last assistant message), it calls tools: every offered tool
+ *    once, in parallel (at most 4); only the first with `parallel_tool_calls: false`; only the named one
+ *    when `tool_choice` names a function; only the listed ones for `allowed_tools`. Arguments are built
+ *    from each tool's JSON Schema (see `schema-example.ts`). Finish reason `tool_calls`.
+ * 2. Otherwise it answers in text: `The tools answered: add → 5; now → 2026-…` when the turn holds
+ *    tool results (each paired with its call's function name from the assistant message before them),
+ *    else `You said: …` with a short summary of the last user message. Finish reason `stop`.
+ *
+ * Step 2 follows tool results even under `tool_choice: "required"`, so that a loop always ends.
+ *
+ * @module
+ */
+import type { ChatRequest, IncomingChatMessage, OfferedTool } from './chat-request.js';
+import type { Completion } from './render-completion.js';
+import { exampleArguments } from './schema-example.js';
+
+/** At most this many tools are called at once. */
+const MAX_PARALLEL_CALLS = 4;
+const MAX_RESULT_LENGTH = 80;
+const MAX_ECHO_LENGTH = 120;
+
+/**
+ * The default answer to `request`.
+ *
+ * @param nextToolCallId gives a fresh, unique tool-call id on each call
+ */
+export function defaultCompletion(request: ChatRequest, nextToolCallId: () => string): Completion {
+  const turn = currentTurn(request.messages);
+  const hasToolResults = turn.some((message) => message.role === 'tool');
+  if (!hasToolResults) {
+    const tools = toolsToCall(request);
+    if (tools.length > 0) {
+      return {
+        reasoning: null,
+        text: null,
+        toolCalls: tools.map((tool) => ({
+          id: nextToolCallId(),
+          name: tool.name,
+          arguments: JSON.stringify(exampleArguments(tool.parameters)),
+        })),
+        finishReason: 'tool_calls',
+      };
+    }
+  }
+  const text = hasToolResults ? describeToolResults(request.messages) : echoLastUserMessage(request.messages);
+  return { reasoning: null, text, toolCalls: [], finishReason: 'stop' };
+}
+
+/** The tools the default behaviour calls, in the order they were offered. */
+export function toolsToCall(request: ChatRequest): OfferedTool[] {
+  const choice = request.toolChoice;
+  let tools: OfferedTool[];
+  switch (choice.mode) {
+    case 'none':
+      return [];
+    case 'auto':
+    case 'required':
+      tools = [...request.tools];
+      break;
+    case 'named':
+      tools = request.tools.filter((tool) => tool.name === choice.name).slice(0, 1);
+      break;
+    case 'allowed':
+      tools = request.tools.filter((tool) => choice.names.includes(tool.name));
+      break;
+    default: {
+      const unreachable: never = choice;
+      return unreachable;
+    }
+  }
+  return tools.slice(0, request.parallelToolCalls ? MAX_PARALLEL_CALLS : 1);
+}
+
+/** The messages after the last assistant message: what the model is now answering. */
+function currentTurn(messages: readonly IncomingChatMessage[]): readonly IncomingChatMessage[] {
+  const lastAssistant = messages.findLastIndex((message) => message.role === 'assistant');
+  return messages.slice(lastAssistant + 1);
+}
+
+function describeToolResults(messages: readonly IncomingChatMessage[]): string {
+  const lastAssistantIndex = messages.findLastIndex((message) => message.role === 'assistant');
+  const names = new Map<string, string>();
+  const toolCalls = messages[lastAssistantIndex]?.['tool_calls'];
+  if (Array.isArray(toolCalls)) {
+    for (const call of toolCalls) {
+      if (!isObject(call) || typeof call['id'] !== 'string') continue;
+      const definition = call['function'];
+      if (isObject(definition) && typeof definition['name'] === 'string')
+        names.set(call['id'], definition['name']);
+    }
+  }
+  const answers = messages
+    .slice(lastAssistantIndex + 1)
+    .filter((message) => message.role === 'tool')
+    .map((message) => {
+      const id = message['tool_call_id'];
+      const name =
+        (typeof id === 'string' ? names.get(id) : undefined) ?? (typeof id === 'string' ? id : 'a tool');
+      return `${name} → ${summarise(contentText(message['content']), MAX_RESULT_LENGTH) || '(empty)'}`;
+    });
+  return `The tools answered: ${answers.join('; ')}`;
+}
+
+function echoLastUserMessage(messages: readonly IncomingChatMessage[]): string {
+  const lastUser = messages.findLast((message) => message.role === 'user');
+  const summary = lastUser === undefined ? '' : summarise(contentText(lastUser['content']), MAX_ECHO_LENGTH);
+  return summary === '' ? 'You said nothing.' : `You said: ${summary}`;
+}
+
+/** The text of a message's `content`: a string, or the text parts of an array (`[image]` for images). */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const pieces: string[] = [];
+  for (const part of content) {
+    if (typeof part === 'string') pieces.push(part);
+    else if (isObject(part) && typeof part['text'] === 'string') pieces.push(part['text']);
+    else if (isObject(part) && part['type'] === 'image_url') pieces.push('[image]');
+  }
+  return pieces.join(' ');
+}
+
+/** Collapses whitespace and cuts `text` to `maxLength` code points, marking a cut with `…`. */
+function summarise(text: string, maxLength: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const codePoints = Array.from(flat);
+  return codePoints.length <= maxLength ? flat : `${codePoints.slice(0, maxLength - 1).join('')}…`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,580 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { startMockModel, type MockModelOptions, type MockModelServer } from './mock-model.js';
+
+const servers: MockModelServer[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function start(options: MockModelOptions = {}): Promise<MockModelServer> {
+  const server = await startMockModel(options);
+  servers.push(server);
+  return server;
+}
+
+function postChat(
+  server: MockModelServer,
+  body: unknown,
+  init: { headers?: Record<string, string>; signal?: AbortSignal; path?: string } = {},
+): Promise<Response> {
+  return fetch(`${server.url}${init.path ?? '/chat/completions'}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...(init.signal === undefined ? {} : { signal: init.signal }),
+  });
+}
+
+/** The `data:` payloads of an SSE body, in order (`[DONE]` kept as the string). */
+async function readEvents(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  expect(text.endsWith('\n\n')).toBe(true);
+  return text
+    .split('\n\n')
+    .filter((frame) => frame !== '')
+    .map((frame) => {
+      expect(frame.startsWith('data: ')).toBe(true);
+      const data = frame.slice('data: '.length);
+      return data === '[DONE]' ? data : JSON.parse(data);
+    });
+}
+
+/** Rebuilds the non-streaming `message` and `finish_reason` from stream chunks, as a client would. */
+function reassemble(chunks: readonly any[]): { message: any; finish_reason: unknown } {
+  const message: any = { role: undefined, content: null, refusal: null };
+  const calls: any[] = [];
+  let finishReason: unknown = null;
+  for (const chunk of chunks) {
+    for (const choice of chunk.choices) {
+      const delta = choice.delta;
+      if (delta.role !== undefined) message.role = delta.role;
+      if (typeof delta.content === 'string') message.content = (message.content ?? '') + delta.content;
+      if (typeof delta.reasoning_content === 'string') {
+        message.reasoning_content = (message.reasoning_content ?? '') + delta.reasoning_content;
+      }
+      for (const call of delta.tool_calls ?? []) {
+        calls[call.index] ??= {
+          id: call.id,
+          type: call.type,
+          function: { name: call.function.name, arguments: '' },
+        };
+        calls[call.index].function.arguments += call.function.arguments;
+      }
+      if (choice.finish_reason !== null) finishReason = choice.finish_reason;
+    }
+  }
+  if (message.content === '' && calls.length > 0) message.content = null;
+  if (calls.length > 0) message.tool_calls = calls;
+  return { message, finish_reason: finishReason };
+}
+
+const ADD_TOOL = {
+  type: 'function',
+  function: {
+    name: 'add',
+    description: 'Adds two numbers.',
+    parameters: {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+    },
+  },
+};
+const WEATHER_TOOL = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    parameters: {
+      type: 'object',
+      properties: {
+        city: { type: 'string' },
+        unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+        days: { type: 'integer', minimum: 1, maximum: 7 },
+      },
+      required: ['city'],
+    },
+  },
+};
+const NOW_TOOL = {
+  type: 'function',
+  function: { name: 'now', parameters: { type: 'object', properties: {} } },
+};
+
+const TOOL_REQUEST = {
+  model: 'any-model',
+  messages: [{ role: 'user', content: 'What is 2 + 3, and the weather in Paris?' }],
+  tools: [ADD_TOOL, WEATHER_TOOL],
+};
+
+describe('default behaviour', () => {
+  it('calls every offered tool once, with arguments built from each schema', async () => {
+    const server = await start();
+    const response = await postChat(server, TOOL_REQUEST);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const body: any = await response.json();
+    expect(body).toMatchObject({ object: 'chat.completion', model: 'tpx-mock-1' });
+    expect(body.id).toMatch(/^chatcmpl-/);
+    const [choice] = body.choices;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    const calls = choice.message.tool_calls;
+    expect(calls.map((call: any) => call.function.name)).toEqual(['add', 'get_weather']);
+    for (const call of calls) {
+      expect(call.type).toBe('function');
+      expect(call.id).toMatch(/^call_[A-Za-z0-9]+$/);
+    }
+    expect(calls[0].id).not.toBe(calls[1].id);
+    const addArguments = JSON.parse(calls[0].function.arguments);
+    expect(addArguments).toEqual({ a: 2, b: 3 });
+    expect(JSON.parse(calls[1].function.arguments)).toEqual({ city: 'example', unit: 'celsius', days: 3 });
+    const usage = body.usage;
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+  });
+
+  it('streams the same tool calls as the JSON answer: a header delta per call, then argument fragments', async () => {
+    const jsonServer = await start();
+    const streamServer = await start();
+    const expected: any = await (await postChat(jsonServer, TOOL_REQUEST)).json();
+    const response = await postChat(streamServer, {
+      ...TOOL_REQUEST,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const events = await readEvents(response);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1) as any[];
+
+    const usageChunk = chunks.at(-1);
+    expect(usageChunk.choices).toEqual([]);
+    expect(usageChunk.usage).toEqual(expected.usage);
+    const finishChunk = chunks.at(-2);
+    expect(finishChunk.choices).toEqual([
+      { index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' },
+    ]);
+    for (const chunk of chunks.slice(0, -1)) {
+      expect(chunk).toMatchObject({ object: 'chat.completion.chunk', id: chunks[0].id, usage: null });
+    }
+
+    const first = chunks[0].choices[0].delta;
+    expect(first).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { index: 0, id: 'call_mock000001', type: 'function', function: { name: 'add', arguments: '' } },
+      ],
+    });
+    const addFragments = chunks
+      .map((chunk) => chunk.choices[0]?.delta.tool_calls?.[0])
+      .filter((call) => call?.index === 0 && call.id === undefined);
+    expect(addFragments.length).toBeGreaterThan(1);
+    for (const fragment of addFragments) expect(Object.keys(fragment).sort()).toEqual(['function', 'index']);
+
+    const rebuilt = reassemble(chunks.slice(0, -1));
+    expect(rebuilt).toEqual({
+      message: expected.choices[0].message,
+      finish_reason: expected.choices[0].finish_reason,
+    });
+  });
+
+  it('sends no usage at all in a stream that did not ask for it', async () => {
+    const server = await start();
+    const events = await readEvents(await postChat(server, { ...TOOL_REQUEST, stream: true }));
+    const chunks = events.slice(0, -1) as any[];
+    expect(chunks.every((chunk) => !('usage' in chunk) && chunk.choices.length === 1)).toBe(true);
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  it('calls only the first tool when parallel_tool_calls is false', async () => {
+    const server = await start();
+    const body: any = await (await postChat(server, { ...TOOL_REQUEST, parallel_tool_calls: false })).json();
+    expect(body.choices[0].message.tool_calls.map((call: any) => call.function.name)).toEqual(['add']);
+  });
+
+  it('calls only the function that tool_choice names', async () => {
+    const server = await start();
+    const body: any = await (
+      await postChat(server, {
+        ...TOOL_REQUEST,
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      })
+    ).json();
+    expect(body.choices[0].message.tool_calls.map((call: any) => call.function.name)).toEqual([
+      'get_weather',
+    ]);
+  });
+
+  it('calls at most four tools at once', async () => {
+    const server = await start();
+    const tools = ['a', 'b', 'c', 'd', 'e'].map((name) => ({ type: 'function', function: { name } }));
+    const body: any = await (await postChat(server, { ...TOOL_REQUEST, tools })).json();
+    expect(body.choices[0].message.tool_calls.map((call: any) => call.function.name)).toEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
+  });
+
+  it('answers in text when tool_choice is none', async () => {
+    const server = await start();
+    const body: any = await (await postChat(server, { ...TOOL_REQUEST, tool_choice: 'none' })).json();
+    expect(body.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 'You said: What is 2 + 3, and the weather in Paris?' },
+    });
+  });
+
+  it('keeps tool-call ids unique across requests', async () => {
+    const server = await start();
+    const ids: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const body: any = await (await postChat(server, TOOL_REQUEST)).json();
+      ids.push(...body.choices[0].message.tool_calls.map((call: any) => call.id));
+    }
+    expect(ids).toHaveLength(6);
+    expect(new Set(ids).size).toBe(6);
+  });
+
+  it('answers tool results with a text naming each tool and what it returned', async () => {
+    const server = await start();
+    const request = {
+      model: 'any-model',
+      tools: [ADD_TOOL, NOW_TOOL],
+      messages: [
+        { role: 'user', content: 'Add and tell the time.' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_x1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } },
+            { id: 'call_x2', type: 'function', function: { name: 'now', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_x1', content: '5' },
+        { role: 'tool', tool_call_id: 'call_x2', content: [{ type: 'text', text: '2026-11-29T10:00:00Z' }] },
+      ],
+    };
+    const body: any = await (await postChat(server, request)).json();
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'The tools answered: add → 5; now → 2026-11-29T10:00:00Z',
+      refusal: null,
+    });
+
+    const events = await readEvents(await postChat(server, { ...request, stream: true }));
+    const rebuilt = reassemble(events.slice(0, -1) as any[]);
+    expect(rebuilt.message.content).toBe('The tools answered: add → 5; now → 2026-11-29T10:00:00Z');
+    expect(events.filter((event: any) => event.choices?.[0]?.delta?.content).length).toBeGreaterThan(2);
+  });
+
+  it('echoes a short summary of the last user message when there is nothing else to do', async () => {
+    const server = await start();
+    const body: any = await (
+      await postChat(server, {
+        model: 'any-model',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: [{ type: 'text', text: 'Hello,\n\n   mock   model!' }] },
+        ],
+      })
+    ).json();
+    expect(body.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { content: 'You said: Hello, mock model!' },
+    });
+  });
+});
+
+describe('authentication', () => {
+  it('refuses a request without the token, or with a wrong one, with an OpenAI-shaped 401', async () => {
+    const server = await start({ token: 'sekrit' });
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'sekrit' }]) {
+      const response = await postChat(server, TOOL_REQUEST, { headers });
+      expect(response.status).toBe(401);
+      const body: any = await response.json();
+      expect(body).toEqual({
+        error: {
+          message: expect.any(String),
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      });
+    }
+    const models = await fetch(`${server.url}/models`);
+    expect(models.status).toBe(401);
+  });
+
+  it('serves a request that carries the right bearer token', async () => {
+    const server = await start({ token: 'sekrit' });
+    const response = await postChat(server, TOOL_REQUEST, { headers: { authorization: 'Bearer sekrit' } });
+    expect(response.status).toBe(200);
+    expect(server.requests.at(-1)?.headers['authorization']).toBe('Bearer sekrit');
+  });
+});
+
+describe('scripted replies', () => {
+  it('serves scripted replies in order, then falls back to the default behaviour', async () => {
+    const server = await start({
+      script: {
+        replies: [
+          { text: 'First, scripted.', reasoning: 'Thinking it over.' },
+          {
+            text: 'Let me look.',
+            tool_calls: [
+              { id: 'call_given', name: 'get_weather', arguments: { city: 'Paris' } },
+              { name: 'add', arguments: '{"a": 1, "b": ' },
+            ],
+          },
+          { error: { status: 429, headers: { 'retry-after': '1' } } },
+          { text: 'Cut short.', finish_reason: 'length' },
+        ],
+      },
+    });
+    const first: any = await (await postChat(server, TOOL_REQUEST)).json();
+    expect(first.choices[0]).toEqual({
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: 'First, scripted.',
+        refusal: null,
+        reasoning_content: 'Thinking it over.',
+      },
+      logprobs: null,
+      finish_reason: 'stop',
+    });
+
+    const second: any = await (await postChat(server, TOOL_REQUEST)).json();
+    expect(second.choices[0].finish_reason).toBe('tool_calls');
+    expect(second.choices[0].message.content).toBe('Let me look.');
+    expect(second.choices[0].message.tool_calls).toEqual([
+      {
+        id: 'call_given',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      },
+      { id: 'call_mock000001', type: 'function', function: { name: 'add', arguments: '{"a": 1, "b": ' } },
+    ]);
+
+    const third = await postChat(server, TOOL_REQUEST);
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('1');
+    expect(await third.json()).toEqual({
+      error: {
+        message: expect.any(String),
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    });
+
+    const fourth = await readEvents(await postChat(server, { ...TOOL_REQUEST, stream: true }));
+    expect(reassemble(fourth.slice(0, -1) as any[])).toEqual({
+      message: { role: 'assistant', content: 'Cut short.', refusal: null },
+      finish_reason: 'length',
+    });
+
+    const fifth: any = await (await postChat(server, TOOL_REQUEST)).json();
+    expect(fifth.choices[0].message.tool_calls.map((call: any) => call.function.name)).toEqual([
+      'add',
+      'get_weather',
+    ]);
+  });
+
+  it('sends a scripted error body exactly as given, JSON or text', async () => {
+    const server = await start({
+      script: {
+        replies: [
+          { error: { status: 503, body: { error: { message: 'Slow Down', code: 503 } } } },
+          {
+            error: {
+              status: 502,
+              body: '<html>Bad Gateway</html>',
+              headers: { 'content-type': 'text/html' },
+            },
+          },
+        ],
+      },
+    });
+    const first = await postChat(server, TOOL_REQUEST);
+    expect(first.status).toBe(503);
+    expect(await first.json()).toEqual({ error: { message: 'Slow Down', code: 503 } });
+    const second = await postChat(server, TOOL_REQUEST);
+    expect(second.status).toBe(502);
+    expect(second.headers.get('content-type')).toBe('text/html');
+    expect(await second.text()).toBe('<html>Bad Gateway</html>');
+  });
+
+  it('puts a scripted stream error inside a 200 stream after the given number of chunks', async () => {
+    const error = { message: 'Provider returned error', code: 400 };
+    const server = await start({
+      script: {
+        replies: [
+          { stream_error: { after_chunks: 2, error }, text: 'One two three four.' },
+          { stream_error: {} },
+        ],
+      },
+    });
+    const response = await postChat(server, { ...TOOL_REQUEST, stream: true });
+    expect(response.status).toBe(200);
+    const events: any[] = await readEvents(response);
+    expect(events).toHaveLength(4);
+    expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(events[1].choices[0].delta).toEqual({ content: 'One' });
+    expect(events[2]).toEqual({ error });
+    expect(events[3]).toBe('[DONE]');
+
+    const plain = await postChat(server, TOOL_REQUEST);
+    expect(plain.status).toBe(500);
+    expect(await plain.json()).toEqual({
+      error: { message: expect.any(String), type: 'server_error', param: null, code: null },
+    });
+  });
+
+  it('waits delay_ms before sending the headers', async () => {
+    const server = await start({ script: { replies: [{ text: 'Late.', delay_ms: 150 }] } });
+    const started = performance.now();
+    const response = await postChat(server, TOOL_REQUEST);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses to start with an invalid script, naming the faulty field', async () => {
+    await expect(
+      startMockModel({ script: { replies: [{ error: { status: 42 } }] } as never }),
+    ).rejects.toThrow('mock script: replies[0].error.status: expected an integer from 200 to 599, got 42');
+  });
+});
+
+describe('other endpoints and bad requests', () => {
+  it('lists the configured model at /v1/models', async () => {
+    const server = await start({ model: 'my-model' });
+    const response = await fetch(`${server.url}/models`);
+    expect(response.status).toBe(200);
+    const expected = { id: 'my-model', object: 'model', created: expect.any(Number), owned_by: 'tpx-mock' };
+    expect(await response.json()).toEqual({ object: 'list', data: [expected] });
+    expect(await (await fetch(`${server.url}/models/my-model`)).json()).toEqual(expected);
+    expect((await fetch(`${server.url}/models/other`)).status).toBe(404);
+  });
+
+  it('answers chat completions without the /v1 prefix too', async () => {
+    const server = await start();
+    const root = server.url.replace(/\/v1$/, '');
+    const response = await fetch(`${root}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as any).choices[0].message.content).toBe('You said: hi');
+  });
+
+  it('rejects a body that is not JSON with an OpenAI-shaped 400', async () => {
+    const server = await start();
+    const response = await postChat(server, '{"messages": [');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: null },
+    });
+    expect(server.requests[0]?.body).toBe('{"messages": [');
+  });
+
+  it('rejects a request without messages, naming the parameter', async () => {
+    const server = await start();
+    const response = await postChat(server, { model: 'any-model' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        message: "Missing required parameter: 'messages'.",
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'missing_required_parameter',
+      },
+    });
+  });
+
+  it('does not spend a scripted reply on a rejected request', async () => {
+    const server = await start({ script: { replies: [{ text: 'Kept for later.' }] } });
+    expect((await postChat(server, 'not json')).status).toBe(400);
+    const body: any = await (await postChat(server, TOOL_REQUEST)).json();
+    expect(body.choices[0].message.content).toBe('Kept for later.');
+  });
+
+  it('answers an unknown route with an OpenAI-shaped 404', async () => {
+    const server = await start();
+    const response = await fetch(`${server.url}/embeddings`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      error: {
+        message: 'Invalid URL (POST /v1/embeddings)',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    });
+  });
+});
+
+describe('recording and lifecycle', () => {
+  it('records every request with its method, path, lower-case headers and parsed body', async () => {
+    const server = await start();
+    await postChat(server, TOOL_REQUEST, {
+      headers: { 'X-Custom-Header': 'yes' },
+      path: '/chat/completions?x=1',
+    });
+    await fetch(`${server.url}/models`);
+    expect(server.requests).toHaveLength(2);
+    const [chat, models] = server.requests;
+    expect(chat).toMatchObject({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      query: '?x=1',
+      aborted: false,
+    });
+    expect(chat?.headers['x-custom-header']).toBe('yes');
+    expect(chat?.body).toEqual(TOOL_REQUEST);
+    expect(models).toMatchObject({ method: 'GET', path: '/v1/models', body: '', aborted: false });
+  });
+
+  it('marks a request aborted when the client disconnects in the middle of a stream', async () => {
+    const server = await start({ chunkDelayMs: 100 });
+    const controller = new AbortController();
+    const response = await postChat(server, { ...TOOL_REQUEST, stream: true }, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(first.done).toBe(false);
+    controller.abort();
+    await expect(reader.read()).rejects.toThrow();
+    await expect.poll(() => server.requests[0]?.aborted, { timeout: 2000 }).toBe(true);
+
+    // A request that completes is not marked.
+    await (await postChat(server, TOOL_REQUEST)).json();
+    expect(server.requests[1]?.aborted).toBe(false);
+  });
+
+  it('closes promptly with a stream in flight and leaves nothing listening', async () => {
+    const listeningHandles = (): number =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'TCPServerWrap').length;
+    const before = listeningHandles();
+    const server = await startMockModel({ chunkDelayMs: 10_000 });
+    expect(listeningHandles()).toBe(before + 1);
+    const response = await postChat(server, { ...TOOL_REQUEST, stream: true });
+    const reader = response.body!.getReader();
+    await reader.read();
+
+    const started = performance.now();
+    await server.close();
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(listeningHandles()).toBe(before);
+    await expect(reader.read()).rejects.toThrow();
+    expect(server.requests[0]?.aborted).toBe(true);
+    await expect(fetch(`${server.url}/models`)).rejects.toThrow();
+    await server.close(); // a second close is harmless
+  });
+});

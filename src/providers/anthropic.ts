@@ -1,0 +1,205 @@
+/**
+ * The `anthropic` provider: the Messages body goes out natively to `{base}/v1/messages`, the answer is
+ * validated (the whole message, or each stream event and the stream's grammar) and handed back.
+ *
+ * @module
+ */
+import { TransportError, errorTypeForStatus, statusForErrorType } from '../errors.js';
+import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { createStreamGrammar } from '../protocol/stream-grammar.js';
+import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
+import { mapUpstreamError } from '../translate/map-upstream-error.js';
+import type { ExchangeOptions, TokenCount } from '../transport/types.js';
+import { httpRequest, pickResponseHeaders, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import type { Provider, ReportResponse } from './provider.js';
+import { readSse } from './read-sse.js';
+
+const DEFAULT_VERSION = '2023-06-01';
+/** Error bodies are read up to this size; the rest is not needed to explain the error. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+export interface AnthropicConfig {
+  apiKey: string;
+  baseUrl: string;
+}
+
+function headerValue(value: string | string[] | undefined, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  const joined = Array.isArray(value) ? value.join(',') : value;
+  if (/[\r\n\0]/.test(joined)) {
+    throw new TransportError('MODEL_EINVAL', `the ${name} header contains a line break or NUL character`);
+  }
+  return joined.trim() === '' ? undefined : joined;
+}
+
+function callerHeader(options: ExchangeOptions, name: string): string | undefined {
+  const headers = options.headers;
+  if (headers === undefined) return undefined;
+  for (const key in headers) if (key.toLowerCase() === name) return headerValue(headers[key], name);
+  return undefined;
+}
+
+function buildUrl(baseUrl: string, query: string | undefined, path = '/v1/messages'): string {
+  if (query === undefined || query === '') return `${baseUrl}${path}`;
+  if (/[\s#]/.test(query)) throw new TransportError('MODEL_EINVAL', 'the query string contains whitespace or "#"');
+  return `${baseUrl}${path}?${query.replace(/^\?/, '')}`;
+}
+
+function buildHeaders(config: AnthropicConfig, options: ExchangeOptions, streaming: boolean): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: streaming ? 'text/event-stream' : 'application/json',
+    'x-api-key': config.apiKey,
+    'anthropic-version': callerHeader(options, 'anthropic-version') ?? DEFAULT_VERSION,
+  };
+  const beta = callerHeader(options, 'anthropic-beta');
+  if (beta !== undefined) headers['anthropic-beta'] = beta;
+  return headers;
+}
+
+function buildBody(request: MessagesRequest, options: ExchangeOptions, streaming: boolean): string | Uint8Array {
+  // The caller's bytes go out as written when they already say what we are about to do.
+  if (options.rawBody !== undefined && (request.stream === true) === streaming) return options.rawBody;
+  if ((request.stream === true) === streaming) return JSON.stringify(request);
+  return JSON.stringify({ ...request, stream: streaming });
+}
+
+async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
+  let bodyText = '';
+  try {
+    bodyText = await readBody(response, context, ERROR_BODY_LIMIT);
+  } catch {
+    // An error body that cannot be read in full still leaves the status to explain the failure.
+  }
+  const input: Parameters<typeof mapUpstreamError>[0] = {
+    status: response.status,
+    bodyText,
+    headers: response.headers,
+    provider: 'anthropic',
+  };
+  const contentType = response.headers['content-type'];
+  if (contentType !== undefined) input.contentType = contentType;
+  throw mapUpstreamError(input);
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
+    throw new TransportError('MODEL_EPROTO', `the anthropic ${what} is not valid JSON: ${JSON.stringify(excerpt)}`, {
+      provider: 'anthropic',
+    });
+  }
+}
+
+/** Creates the native provider for one key and base URL. */
+export function createAnthropicProvider(config: AnthropicConfig): Provider {
+  return {
+    name: 'anthropic',
+
+    async send(request, options, context, report: ReportResponse): Promise<Message> {
+      const response = await httpRequest(
+        buildUrl(config.baseUrl, options.query),
+        { method: 'POST', headers: buildHeaders(config, options, false), body: buildBody(request, options, false) },
+        context,
+      );
+      report(response.status, pickResponseHeaders(response.headers));
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      const text = await readBody(response, context);
+      const validated = validateMessage(parseJson(text, 'response'));
+      if (!validated.ok) {
+        throw new TransportError('MODEL_EPROTO', `the anthropic response is not a valid message: ${validated.message}`, {
+          provider: 'anthropic',
+        });
+      }
+      return validated.value;
+    },
+
+    async *stream(request, options, context, report: ReportResponse): AsyncGenerator<MessageStreamEvent> {
+      const response = await httpRequest(
+        buildUrl(config.baseUrl, options.query),
+        { method: 'POST', headers: buildHeaders(config, options, true), body: buildBody(request, options, true) },
+        context,
+      );
+      report(response.status, pickResponseHeaders(response.headers));
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      const contentType = response.headers['content-type'] ?? '';
+      if (!contentType.includes('text/event-stream')) {
+        const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
+        throw new TransportError(
+          'MODEL_EPROTO',
+          `the anthropic endpoint answered a stream request with ${contentType || 'no content type'}, not text/event-stream: ${JSON.stringify(text.slice(0, 120))}`,
+          { provider: 'anthropic' },
+        );
+      }
+      const grammar = createStreamGrammar();
+      for await (const sse of readSse(response, context)) {
+        const data = sse.data.trim();
+        if (data === '') continue;
+        const payload = parseJson(data, 'stream event');
+        const type = (payload as { type?: unknown } | null)?.type;
+        if (typeof type === 'string' && !isKnownEventType(type)) continue; // future event types are skipped
+        const validated = validateStreamEvent(payload);
+        if (!validated.ok) {
+          throw new TransportError('MODEL_EPROTO', `the anthropic stream sent an invalid event: ${validated.message}`, {
+            provider: 'anthropic',
+          });
+        }
+        const event = validated.value;
+        if (event.type === 'error') {
+          const errorType = event.error.type;
+          const status = statusForErrorType(errorType);
+          throw new TransportError('MODEL_EHTTP', `the anthropic stream failed: ${errorType}: ${event.error.message}`, {
+            provider: 'anthropic',
+            status,
+            type: errorTypeForStatus(status),
+            retryable: false,
+          });
+        }
+        const violation = grammar.accept(event);
+        if (violation !== undefined) {
+          throw new TransportError('MODEL_EPROTO', `the anthropic stream broke the event order: ${violation}`, {
+            provider: 'anthropic',
+          });
+        }
+        yield event;
+        if (event.type === 'message_stop') return;
+      }
+      throw new TransportError('MODEL_EPROTO', 'the anthropic stream ended before message_stop', {
+        provider: 'anthropic',
+        retryable: false,
+      });
+    },
+
+    async countTokens(request, options, context, report: ReportResponse): Promise<TokenCount> {
+      const response = await httpRequest(
+        buildUrl(config.baseUrl, options.query, '/v1/messages/count_tokens'),
+        { method: 'POST', headers: buildHeaders(config, options, false), body: options.rawBody ?? JSON.stringify(request) },
+        context,
+      );
+      report(response.status, pickResponseHeaders(response.headers));
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      const payload = parseJson(await readBody(response, context), 'count_tokens response');
+      if (typeof (payload as { input_tokens?: unknown } | null)?.input_tokens !== 'number') {
+        throw new TransportError('MODEL_EPROTO', 'the anthropic count_tokens response has no numeric input_tokens', {
+          provider: 'anthropic',
+        });
+      }
+      return payload as TokenCount;
+    },
+
+    async listModels(options, context, report: ReportResponse): Promise<unknown> {
+      const headers = buildHeaders(config, options, false);
+      delete headers['content-type'];
+      const response = await httpRequest(buildUrl(config.baseUrl, options.query, '/v1/models'), { method: 'GET', headers }, context);
+      report(response.status, pickResponseHeaders(response.headers));
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      const payload = parseJson(await readBody(response, context), 'models response');
+      if (!Array.isArray((payload as { data?: unknown } | null)?.data)) {
+        throw new TransportError('MODEL_EPROTO', 'the anthropic models response has no data array', { provider: 'anthropic' });
+      }
+      return payload;
+    },
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The one place that talks HTTP: a POST or GET through undici with the connect, first-byte and idle
+ * deadlines applied, a response size limit, and every failure classified as a `TransportError`.
+ *
+ * @module
+ */
+import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { TransportError, isTransportError, type ProviderName } from '../errors.js';
+import type { Deadlines } from '../transport/types.js';
+
+/** What a provider needs to make one attempt of an exchange. */
+export interface AttemptContext {
+  /** Aborts on caller cancel (reason: `MODEL_EABORTED`) or the total deadline (reason: `MODEL_ETIMEOUT`). */
+  signal: AbortSignal;
+  deadlines: Deadlines;
+  dispatcher: (connectTimeoutMs: number) => Dispatcher;
+  maxResponseBytes: number;
+  provider: ProviderName;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/** Headers worth passing back to a client: request ids, retry hints and rate-limit state. */
+export function pickResponseHeaders(headers: Record<string, string>): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name in headers) {
+    if (
+      name === 'request-id' ||
+      name === 'x-request-id' ||
+      name === 'retry-after' ||
+      name === 'retry-after-ms' ||
+      name === 'x-should-retry' ||
+      name.startsWith('anthropic-ratelimit-') ||
+      name.startsWith('x-ratelimit-')
+    ) {
+      picked[name] = headers[name]!;
+    }
+  }
+  return picked;
+}
+
+function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+/** Sends one HTTP request. Resolves once the response headers arrived; rejects with a `TransportError`. */
+export async function httpRequest(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | Uint8Array },
+  context: AttemptContext,
+): Promise<HttpResponse> {
+  const { deadlines } = context;
+  try {
+    const response = await request(url, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body ?? null,
+      signal: context.signal,
+      dispatcher: context.dispatcher(deadlines.connectTimeoutMs),
+      headersTimeout: deadlines.firstByteTimeoutMs,
+      bodyTimeout: deadlines.idleTimeoutMs,
+    });
+    return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body };
+  } catch (error) {
+    throw classifyError(error, context);
+  }
+}
+
+/**
+ * Reads a whole response body as text, within the size limit. The idle deadline applies between
+ * chunks (undici's body timeout); the total deadline through the signal.
+ */
+export async function readBody(response: HttpResponse, context: AttemptContext, limit = context.maxResponseBytes): Promise<string> {
+  const declared = Number(response.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    response.body.destroy();
+    throw tooBig(limit, context.provider);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body) {
+      const buffer = chunk as Buffer;
+      size += buffer.length;
+      if (size > limit) {
+        response.body.destroy();
+        throw tooBig(limit, context.provider);
+      }
+      chunks.push(buffer);
+    }
+  } catch (error) {
+    throw classifyError(error, context);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function tooBig(limit: number, provider: ProviderName): TransportError {
+  return new TransportError(
+    'MODEL_ETOOBIG',
+    `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
+    { provider, type: 'api_error', status: 502 },
+  );
+}
+
+/** Maps undici, socket and abort failures to the right `MODEL_*` code. */
+export function classifyError(error: unknown, context: AttemptContext): TransportError {
+  if (isTransportError(error)) return error;
+  const provider = context.provider;
+  if (context.signal.aborted) {
+    const reason: unknown = context.signal.reason;
+    if (isTransportError(reason)) return reason;
+    return new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller', { provider, cause: error });
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  const { deadlines } = context;
+  if (error instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new TransportError(
+      'MODEL_ETIMEOUT',
+      `could not connect to the ${provider} endpoint within ${deadlines.connectTimeoutMs} ms (connect deadline)`,
+      { provider, deadline: 'connect', cause: error },
+    );
+  }
+  if (error instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return new TransportError(
+      'MODEL_ETIMEOUT',
+      `the ${provider} endpoint sent no response headers within ${deadlines.firstByteTimeoutMs} ms (first-byte deadline)`,
+      { provider, deadline: 'first-byte', cause: error },
+    );
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new TransportError(
+      'MODEL_ETIMEOUT',
+      `the ${provider} endpoint went silent for ${deadlines.idleTimeoutMs} ms mid-response (idle deadline)`,
+      { provider, deadline: 'idle', cause: error },
+    );
+  }
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new TransportError('MODEL_EPROTO', `the ${provider} response body did not match its content-length`, {
+      provider,
+      cause: error,
+      retryable: true,
+    });
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  const codeText = typeof code === 'string' ? ` (${code})` : '';
+  return new TransportError('MODEL_ETRANSPORT', `network failure talking to the ${provider} endpoint: ${detail}${codeText}`, {
+    provider,
+    cause: error,
+  });
+}
+
+/** One keep-alive pool per connect deadline, so a per-call connect timeout is honoured. */
+export function createDispatcherPool(): { get(connectTimeoutMs: number): Dispatcher; close(): Promise<void> } {
+  const agents = new Map<number, Agent>();
+  return {
+    get(connectTimeoutMs) {
+      let agent = agents.get(connectTimeoutMs);
+      if (agent === undefined) {
+        agent = new Agent({
+          connect: { timeout: connectTimeoutMs === 0 ? null : connectTimeoutMs },
+          keepAliveTimeout: 4_000,
+          connections: 128,
+          pipelining: 1,
+        } as Agent.Options);
+        agents.set(connectTimeoutMs, agent);
+      }
+      return agent;
+    },
+    async close() {
+      const all = [...agents.values()];
+      agents.clear();
+      await Promise.all(all.map((agent) => agent.close()));
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * One client exchange with the proxy, from request to logged answer: its request id and timing, the
+ * per-exchange options handed to the transport (the client's `anthropic-version` / `anthropic-beta`,
+ * query string, body bytes and abort signal — never its credentials), what the upstream reported, and the
+ * response headers built from all of that.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { isTransportError, type ProviderName } from '../errors.js';
+import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
+import { errorResponse, proxyError } from './error-response.js';
+import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
+import { passBackHeaders } from './pass-back-headers.js';
+import type { InboundRequest, JsonResponse } from './types.js';
+
+/** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
+const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
+
+/** A fresh request id in Anthropic's style: `req_` and 24 random URL-safe characters. */
+export function generateRequestId(): string {
+  return `req_${randomBytes(18).toString('base64url')}`;
+}
+
+/** Splits a request target into its path and its query string (without `?`). */
+export function splitTarget(url: string): { path: string; query: string } {
+  const mark = url.indexOf('?');
+  return mark === -1 ? { path: url, query: '' } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
+}
+
+function numberOrUndefined(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** Copies the numeric usage fields of a Messages `usage` object over `into`. */
+export function mergeUsage(into: UsageRecord, usage: unknown): void {
+  if (typeof usage !== 'object' || usage === null) return;
+  const source = usage as Record<string, unknown>;
+  const input = numberOrUndefined(source['input_tokens']);
+  const output = numberOrUndefined(source['output_tokens']);
+  const cacheCreation = numberOrUndefined(source['cache_creation_input_tokens']);
+  const cacheRead = numberOrUndefined(source['cache_read_input_tokens']);
+  if (input !== undefined) into.input_tokens = input;
+  if (output !== undefined) into.output_tokens = output;
+  if (cacheCreation !== undefined) into.cache_creation_input_tokens = cacheCreation;
+  if (cacheRead !== undefined) into.cache_read_input_tokens = cacheRead;
+}
+
+/** What the exchange needs from the server around it. */
+export interface ExchangeEnvironment {
+  provider: ProviderName;
+  logger: Logger;
+  logBodies: boolean;
+  generateRequestId: () => string;
+}
+
+/** The state of one exchange. */
+export class Exchange {
+  readonly ownRequestId: string;
+  readonly startedMs = performance.now();
+  readonly path: string;
+  readonly query: string;
+  model: string | undefined;
+  isStream: boolean | undefined;
+  usage: UsageRecord | undefined;
+  /** The upstream's status and headers, once the transport reported them. */
+  upstream: ResponseInfo | undefined;
+  requestBodyText: string | undefined;
+
+  constructor(
+    readonly request: InboundRequest,
+    readonly environment: ExchangeEnvironment,
+  ) {
+    this.ownRequestId = environment.generateRequestId();
+    const { path, query } = splitTarget(request.url);
+    this.path = path;
+    this.query = query;
+  }
+
+  /** The id the client sees: the upstream's `request-id` when it sent one, else the proxy's own. */
+  get requestId(): string {
+    return this.upstream?.headers['request-id'] ?? this.ownRequestId;
+  }
+
+  /**
+   * Reads the body as a JSON object. Answers 400 for an empty body, invalid JSON (naming the parser's
+   * complaint) or a value that is not an object; 413 (from `readBody`) for a body over the limit.
+   */
+  async readJsonObject(): Promise<{ raw: Uint8Array; value: Record<string, unknown> }> {
+    const raw = await this.request.readBody();
+    if (raw.length === 0) throw proxyError(400, 'the request body is empty: expected a JSON object');
+    const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+    if (this.environment.logBodies) this.requestBodyText = text;
+    let value: unknown;
+    try {
+      value = JSON.parse(text) as unknown;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw proxyError(400, `the request body is not valid JSON: ${reason}`);
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw proxyError(400, `the request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    }
+    const model = (value as { model?: unknown }).model;
+    if (typeof model === 'string') this.model = model;
+    return { raw, value: value as Record<string, unknown> };
+  }
+
+  /** The options for the transport call: signal, the client's protocol headers, query, body bytes. */
+  exchangeOptions(rawBody?: Uint8Array): ExchangeOptions {
+    const headers: Record<string, string | string[]> = {};
+    for (const name of FORWARDED_HEADERS) {
+      const value = this.request.headers[name];
+      if (value !== undefined) headers[name] = value;
+    }
+    const options: ExchangeOptions = {
+      signal: this.request.signal,
+      headers,
+      onResponse: (info) => {
+        this.upstream = info;
+      },
+    };
+    if (this.query !== '') options.query = this.query;
+    if (rawBody !== undefined) options.rawBody = rawBody;
+    return options;
+  }
+
+  /** Response headers: content type, `request-id`, and the upstream's retry and rate-limit headers. */
+  responseHeaders(contentType: string): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': contentType, 'request-id': this.requestId };
+    if (this.upstream !== undefined) passBackHeaders(this.upstream.headers, headers);
+    return headers;
+  }
+
+  /** A JSON answer, logged. */
+  json(status: number, body: string, level: 'debug' | 'info' = 'info'): JsonResponse {
+    const response: JsonResponse = { kind: 'json', status, headers: this.responseHeaders('application/json'), body };
+    this.log(status, undefined, { responseBody: body }, level);
+    return response;
+  }
+
+  /** The error answer for a failure before anything was sent, logged. */
+  fail(error: unknown): JsonResponse {
+    const response = errorResponse(error, this.requestId, this.upstream?.headers);
+    this.log(response.status, error, { responseBody: response.body });
+    return response;
+  }
+
+  /** Writes the exchange's one log line. */
+  log(
+    status: number,
+    error: unknown,
+    extra: { responseBody?: string; clientClosed?: boolean } = {},
+    level: 'debug' | 'info' = 'info',
+  ): void {
+    const record: ExchangeRecord = {
+      requestId: this.requestId,
+      method: this.request.method,
+      path: this.path,
+      provider: this.environment.provider,
+      status,
+      durationMs: Math.round((performance.now() - this.startedMs) * 10) / 10,
+    };
+    if (this.model !== undefined) record.model = this.model;
+    if (this.isStream !== undefined) record.stream = this.isStream;
+    if (this.upstream !== undefined) record.attempts = this.upstream.attempts;
+    if (this.usage !== undefined) record.usage = this.usage;
+    if (error !== undefined) {
+      if (isTransportError(error)) {
+        record.error = error.code;
+        record.errorMessage = error.message;
+      } else {
+        record.errorMessage = 'internal error';
+        this.environment.logger.error({ requestId: record.requestId, err: error }, 'internal error');
+      }
+    }
+    if (extra.clientClosed === true) record.clientClosed = true;
+    if (this.environment.logBodies) {
+      if (this.requestBodyText !== undefined) record.requestBody = this.requestBodyText;
+      if (extra.responseBody !== undefined) record.responseBody = extra.responseBody;
+    }
+    logExchange(this.environment.logger, record, level);
+  }
+}

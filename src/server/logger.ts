@@ -1,0 +1,55 @@
+/**
+ * The proxy's structured log: one pino line per exchange, with what an operator needs (request id,
+ * provider, model, stream flag, status, duration, attempts, token usage) and nothing a client sent
+ * in confidence. Credentials never reach a log record: the records are built field by field here, never
+ * from request headers. Bodies appear only with the `logBodies` debug flag.
+ *
+ * @module
+ */
+import { pino, type Logger } from 'pino';
+import type { ProviderName, TransportErrorCode } from '../errors.js';
+
+/** Token usage as a Messages response reports it. */
+export interface UsageRecord {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+/** One exchange, as logged. */
+export interface ExchangeRecord {
+  requestId: string;
+  method: string;
+  path: string;
+  provider: ProviderName;
+  status: number;
+  durationMs: number;
+  model?: string;
+  stream?: boolean;
+  /** Upstream attempts (1 = no retry); absent when nothing was sent upstream. */
+  attempts?: number;
+  usage?: UsageRecord;
+  /** The error's code, when the exchange failed (also after a stream started). */
+  error?: TransportErrorCode;
+  errorMessage?: string;
+  /** The client went away before the answer was complete. */
+  clientClosed?: boolean;
+  /** Only with `logBodies`. */
+  requestBody?: string;
+  /** Only with `logBodies`, for JSON answers. */
+  responseBody?: string;
+}
+
+/** The logger to use: the caller's, a silent one for `false`, or a new one writing JSON to stdout. */
+export function createServerLogger(option: Logger | false | undefined): Logger {
+  if (option === false) return pino({ enabled: false });
+  return option ?? pino({ name: 'tpx-serve' });
+}
+
+/** Writes one exchange line: `info` for answers below 500, `warn` for server-side failures. */
+export function logExchange(logger: Logger, record: ExchangeRecord, level: 'debug' | 'info' = 'info'): void {
+  if (record.status >= 500) logger.warn(record, 'exchange');
+  else if (level === 'debug') logger.debug(record, 'exchange');
+  else logger.info(record, 'exchange');
+}

@@ -1,0 +1,172 @@
+/**
+ * The proxy's handler: maps one inbound request to one response, with no knowledge of sockets (see
+ * `node-adapter.ts` for those), so that it runs in-process in tests.
+ *
+ * | route                              | answer |
+ * |------------------------------------|--------|
+ * | `POST /v1/messages[?…]`            | `transport.send` → the message as JSON; with `"stream": true`, `transport.stream` → Messages SSE |
+ * | `POST /v1/messages/count_tokens`   | `transport.countTokens` → `{"input_tokens": n}` |
+ * | `GET /v1/models`                   | `transport.listModels` → a Messages model list |
+ * | `GET /healthz`                     | `{"ok": true, "provider": …, "reason": …}` (no proxy token needed, no secret in it) |
+ * | another path / method              | 404 / 405 Messages error |
+ *
+ * A stream's headers are produced only once its first event exists: a failure before that is an HTTP
+ * error with the error's own status and Messages body; a failure after it is an `event: error` frame
+ * that ends the stream. The proxy keeps no state between exchanges.
+ *
+ * @module
+ */
+import type { Logger } from 'pino';
+import { TransportError } from '../errors.js';
+import type { MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { ModelTransport } from '../transport/types.js';
+import { createProxyAuth } from './auth.js';
+import { handleCountTokens } from './count-tokens.js';
+import { errorFrame, proxyError } from './error-response.js';
+import { Exchange, generateRequestId, mergeUsage } from './exchange.js';
+import type { UsageRecord } from './logger.js';
+import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
+import { encodeSseEvent } from './write-sse.js';
+
+/** Options of {@link createMessagesHandler}. */
+export interface MessagesHandlerOptions {
+  transport: ModelTransport;
+  /** When set, every route but `/healthz` requires it in `x-api-key` or `Authorization: Bearer`. */
+  proxyToken?: string | undefined;
+  /** Where exchange lines go. */
+  logger: Logger;
+  /** Log request and JSON response bodies (a debugging aid: bodies hold conversations). @default false */
+  logBodies?: boolean;
+  /** Fresh ids for answers the upstream did not give one. @default `req_` + 24 random characters */
+  generateRequestId?: () => string;
+}
+
+const SSE_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
+
+/** The methods each route accepts, for 405 answers and their `allow` header. */
+const ROUTE_METHODS: ReadonlyMap<string, string> = new Map([
+  ['/v1/messages', 'POST'],
+  ['/v1/messages/count_tokens', 'POST'],
+  ['/v1/models', 'GET'],
+  ['/healthz', 'GET'],
+]);
+
+/** Keeps the usage fields of a stream's `message_start` and `message_delta` events. */
+function trackUsage(usage: UsageRecord, event: MessageStreamEvent): void {
+  if (event.type === 'message_start') mergeUsage(usage, event.message.usage);
+  else if (event.type === 'message_delta') mergeUsage(usage, event.usage);
+}
+
+/** Creates the handler. It never rejects: every failure becomes a Messages error answer. */
+export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHandler {
+  const { transport } = options;
+  const isAuthorised = createProxyAuth(options.proxyToken);
+  const environment = {
+    provider: transport.provider,
+    logger: options.logger,
+    logBodies: options.logBodies ?? false,
+    generateRequestId: options.generateRequestId ?? generateRequestId,
+  };
+  const healthBody = JSON.stringify({ ok: true, provider: transport.selection.provider, reason: transport.selection.reason });
+
+  async function sendMessage(exchange: Exchange): Promise<ProxyResponse> {
+    const { raw, value } = await exchange.readJsonObject();
+    exchange.isStream = value['stream'] === true;
+    // Only `stream` and `model` are read here; the transport validates the whole request (and answers
+    // MODEL_EINVAL / MODEL_EPAIRING with a 400) before anything is sent upstream.
+    const request = value as MessagesRequest;
+    const exchangeOptions = exchange.exchangeOptions(raw);
+    if (!exchange.isStream) {
+      const message = await transport.send(request, exchangeOptions);
+      exchange.usage = {};
+      mergeUsage(exchange.usage, message.usage);
+      return exchange.json(200, JSON.stringify(message));
+    }
+    const iterator = transport.stream(request, exchangeOptions)[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    if (first.done === true) {
+      throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', { provider: transport.provider });
+    }
+    return streamResponse(exchange, first.value, iterator);
+  }
+
+  function streamResponse(
+    exchange: Exchange,
+    first: MessageStreamEvent,
+    iterator: AsyncIterator<MessageStreamEvent>,
+  ): SseResponse {
+    const usage: UsageRecord = {};
+    exchange.usage = usage;
+    const signal = exchange.request.signal;
+    async function* frames(): AsyncGenerator<string> {
+      let state: 'streaming' | 'complete' | 'failed' = 'streaming';
+      let failure: unknown;
+      try {
+        trackUsage(usage, first);
+        yield encodeSseEvent(first);
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done === true) break;
+          trackUsage(usage, next.value);
+          yield encodeSseEvent(next.value);
+        }
+        state = 'complete';
+      } catch (error) {
+        state = 'failed';
+        failure = error;
+        // A client that left gets nothing more; any other failure ends the stream with an error frame.
+        if (!signal.aborted) yield errorFrame(error, exchange.requestId);
+      } finally {
+        if (state === 'streaming') {
+          // The consumer stopped early (the client went away): end the upstream exchange too.
+          await iterator.return?.().catch(() => undefined);
+        }
+        exchange.log(200, failure, { clientClosed: signal.aborted || state === 'streaming' });
+      }
+    }
+    return { kind: 'sse', status: 200, headers: exchange.responseHeaders(SSE_CONTENT_TYPE), frames: frames() };
+  }
+
+  async function listModels(exchange: Exchange): Promise<JsonResponse> {
+    if (transport.listModels === undefined) throw proxyError(404, 'this transport cannot list models');
+    const list = await transport.listModels(exchange.exchangeOptions());
+    return exchange.json(200, JSON.stringify(list));
+  }
+
+  async function route(exchange: Exchange): Promise<ProxyResponse> {
+    const { method } = exchange.request;
+    const { path } = exchange;
+    const allowed = ROUTE_METHODS.get(path);
+    if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return exchange.json(200, healthBody, 'debug');
+    if (!isAuthorised(exchange.request.headers)) {
+      throw proxyError(
+        401,
+        'this proxy requires its token: send it as the x-api-key header or as Authorization: Bearer <token>',
+      );
+    }
+    if (allowed === undefined) throw proxyError(404, `no such endpoint: ${method} ${path}`);
+    if (method !== allowed) throw proxyError(405, `${path} accepts ${allowed}, not ${method}`);
+    switch (path) {
+      case '/v1/messages':
+        return sendMessage(exchange);
+      case '/v1/messages/count_tokens':
+        return handleCountTokens(transport, exchange);
+      case '/v1/models':
+        return listModels(exchange);
+      default:
+        throw proxyError(404, `no such endpoint: ${method} ${path}`);
+    }
+  }
+
+  return async function handle(request: InboundRequest): Promise<ProxyResponse> {
+    const exchange = new Exchange(request, environment);
+    try {
+      return await route(exchange);
+    } catch (error) {
+      const response = exchange.fail(error);
+      const allowed = ROUTE_METHODS.get(exchange.path);
+      if (response.status === 405 && allowed !== undefined) response.headers['allow'] = allowed;
+      return response;
+    }
+  };
+}

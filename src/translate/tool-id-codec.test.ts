@@ -1,0 +1,207 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  MAX_PLAIN_ID_LENGTH,
+  decodeToolId,
+  encodeToolId,
+  encodeToolIds,
+  isValidMessagesToolId,
+} from './tool-id-codec.js';
+
+const VALID_ID = /^[A-Za-z0-9_-]+$/;
+
+/** A generator of fresh ids, as the codec requires (`[A-Za-z0-9_-]+`, a new one per call). */
+function counterGenerator(): () => string {
+  let count = 0;
+  return () => `gen${++count}`;
+}
+
+/** Any UTF-16 string: code units drawn freely, so lone surrogates appear often. */
+const codeUnitString = fc.string({
+  unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)),
+  minLength: 1,
+});
+
+const base64urlTail = fc.string({
+  unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'),
+  maxLength: 24,
+});
+
+/** Strings that look like this codec's own output, or almost. */
+const encodedLooking = fc
+  .tuple(
+    fc.constantFrom('tpx_', 'tpx_e', 'tpx_u', 'tpx_d2e', 'tpx_d10e', 'tpx_d1e', 'tpx_d2u', 'tpx_g', 'tpx_d'),
+    base64urlTail,
+  )
+  .map(([prefix, tail]) => prefix + tail);
+
+/** Provider ids of every kind: valid, invalid, unicode, lone surrogates, too long, encoded-looking. */
+const providerId = fc.oneof(
+  fc.string({ unit: 'binary', minLength: 1 }),
+  codeUnitString,
+  fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/),
+  fc.stringMatching(/^[A-Za-z0-9_-]{190,230}$/),
+  encodedLooking,
+  fc.string({ unit: 'binary', minLength: 1 }).map((id) => encodeToolId(id, 1, () => 'x')),
+  fc.string({ unit: 'binary', minLength: 1 }).map((id) => encodeToolId(id, 2, () => 'x')),
+);
+
+const occurrence = fc.integer({ min: 1, max: 1_000_000 });
+
+describe('encodeToolId / decodeToolId', () => {
+  it('passes a valid provider id through unchanged at its first occurrence', () => {
+    expect(encodeToolId('call_abc', 1, counterGenerator())).toBe('call_abc');
+    expect(decodeToolId('call_abc')).toBe('call_abc');
+  });
+
+  it('encodes ids with characters outside [A-Za-z0-9_-] (the documented example)', () => {
+    expect(encodeToolId('functions.read:0', 1, counterGenerator())).toBe('tpx_eZnVuY3Rpb25zLnJlYWQ6MA');
+    expect(decodeToolId('tpx_eZnVuY3Rpb25zLnJlYWQ6MA')).toBe('functions.read:0');
+  });
+
+  it('encodes a repeated id with its occurrence number', () => {
+    expect(encodeToolId('call_abc', 2, counterGenerator())).toBe('tpx_d2eY2FsbF9hYmM');
+    expect(decodeToolId('tpx_d2eY2FsbF9hYmM')).toBe('call_abc');
+  });
+
+  it('encodes valid ids longer than the pass-through limit', () => {
+    const long = 'a'.repeat(MAX_PLAIN_ID_LENGTH + 1);
+    const encoded = encodeToolId(long, 1, counterGenerator());
+    expect(encoded).not.toBe(long);
+    expect(decodeToolId(encoded)).toBe(long);
+    expect(encodeToolId('a'.repeat(MAX_PLAIN_ID_LENGTH), 1, counterGenerator())).toBe(
+      'a'.repeat(MAX_PLAIN_ID_LENGTH),
+    );
+  });
+
+  it('encodes a valid id that already starts with the reserved prefix', () => {
+    const encoded = encodeToolId('tpx_eAAAA', 1, counterGenerator());
+    expect(encoded).not.toBe('tpx_eAAAA');
+    expect(decodeToolId(encoded)).toBe('tpx_eAAAA');
+  });
+
+  it('encodes a string with a lone surrogate as UTF-16 and decodes it exactly', () => {
+    const id = 'call\uD800x';
+    const encoded = encodeToolId(id, 1, counterGenerator());
+    expect(encoded.startsWith('tpx_u')).toBe(true);
+    expect(decodeToolId(encoded)).toBe(id);
+    expect(decodeToolId(encodeToolId('\uDC00', 5, counterGenerator()))).toBe('\uDC00');
+  });
+
+  it('generates an id for a missing or empty provider id, and decodes it to itself', () => {
+    const generate = counterGenerator();
+    expect(encodeToolId(undefined, 1, generate)).toBe('tpx_ggen1');
+    expect(encodeToolId(null, 1, generate)).toBe('tpx_ggen2');
+    expect(encodeToolId('', 3, generate)).toBe('tpx_ggen3');
+    expect(decodeToolId('tpx_ggen3')).toBe('tpx_ggen3');
+  });
+
+  it('decodes ids it did not produce to themselves', () => {
+    for (const id of [
+      'toolu_01A',
+      'tpx_',
+      'tpx_e',
+      'tpx_d1eYQ',
+      'tpx_d02eYQ',
+      'tpx_eYQ=',
+      'tpx_xYQ',
+      'tpx_uYQ',
+    ]) {
+      expect(decodeToolId(id)).toBe(id);
+    }
+  });
+
+  it('round-trips any provider id, lone surrogates included, at any occurrence', () => {
+    fc.assert(
+      fc.property(providerId, occurrence, (id, n) => {
+        expect(decodeToolId(encodeToolId(id, n, counterGenerator()))).toBe(id);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('round-trips strings made of arbitrary UTF-16 code units', () => {
+    fc.assert(
+      fc.property(codeUnitString, occurrence, (id, n) => {
+        expect(decodeToolId(encodeToolId(id, n, counterGenerator()))).toBe(id);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('always produces a valid Messages tool id', () => {
+    fc.assert(
+      fc.property(fc.option(providerId, { nil: undefined }), occurrence, (id, n) => {
+        const encoded = encodeToolId(id, n, counterGenerator());
+        expect(encoded).toMatch(VALID_ID);
+        expect(isValidMessagesToolId(encoded)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('never maps two distinct (id, occurrence) inputs to the same output, encoded-looking ids included', () => {
+    fc.assert(
+      fc.property(providerId, occurrence, providerId, occurrence, (a, n, b, m) => {
+        fc.pre(a !== b || n !== m);
+        const generate = counterGenerator();
+        expect(encodeToolId(a, n, generate)).not.toBe(encodeToolId(b, m, generate));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('never collides across a large set of distinct inputs', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(providerId, fc.integer({ min: 1, max: 4 })), {
+          selector: ([id, n]) => `${n}\u0000${id}`,
+          maxLength: 60,
+        }),
+        (inputs) => {
+          const generate = counterGenerator();
+          const outputs = inputs.map(([id, n]) => encodeToolId(id, n, generate));
+          expect(new Set(outputs).size).toBe(inputs.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('encodeToolIds', () => {
+  it('gives distinct caller ids to repeated and missing provider ids', () => {
+    expect(encodeToolIds(['call_1', 'call_1', '', undefined, null, 'call_1'], counterGenerator())).toEqual([
+      'call_1',
+      'tpx_d2eY2FsbF8x',
+      'tpx_ggen1',
+      'tpx_ggen2',
+      'tpx_ggen3',
+      'tpx_d3eY2FsbF8x',
+    ]);
+  });
+
+  it('returns distinct, valid ids that decode to the provider ids, for any array', () => {
+    const item = fc.oneof(
+      providerId,
+      fc.constantFrom('', 'call_0', 'tpx_eYQ', 'a'),
+      fc.constant(undefined),
+      fc.constant(null),
+    );
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 30 }), (ids) => {
+        const encoded = encodeToolIds(ids, counterGenerator());
+        expect(encoded).toHaveLength(ids.length);
+        expect(new Set(encoded).size).toBe(ids.length);
+        encoded.forEach((caller, index) => {
+          expect(caller).toMatch(VALID_ID);
+          const original = ids[index];
+          if (original !== undefined && original !== null && original !== '') {
+            expect(decodeToolId(caller)).toBe(original);
+          }
+        });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});

@@ -1,0 +1,573 @@
+/**
+ * Request translation, Messages → Chat Completions (PROTOCOLS.md D.1 and D.2; the full rule tables are
+ * in `docs/mapping.md`). A pure function: no I/O, no environment, no clock.
+ *
+ * Every field of a Messages request is either mapped, dropped by a documented rule, or refused with a
+ * `MODEL_EINVAL` error that names the field and its position. The body is built field by field, so
+ * nothing reaches the provider that is not part of `ChatCompletionRequest`.
+ *
+ * Lossy rules worth knowing (each one is in `docs/mapping.md`):
+ * - `top_k`, `cache_control`, `service_tier`, `container`, `context_management`, `mcp_servers`,
+ *   `inference_geo`, `diagnostics`, `speed` and any other field not listed in the tables are dropped;
+ *   `anthropic-beta` is a header and never reaches this function.
+ * - `redacted_thinking` blocks are dropped: their content is encrypted for Anthropic only.
+ * - `is_error: true` on a `tool_result` has no Chat Completions field: the content gets the prefix
+ *   `"[tool error] "` instead.
+ * - a `metadata.user_id` longer than 64 characters is sent as the sha256 hex digest of itself.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { TransportError } from '../errors.js';
+import type {
+  ChatAssistantMessage,
+  ChatCompletionRequest,
+  ChatContentPart,
+  ChatFunctionTool,
+  ChatImagePart,
+  ChatMessage,
+  ChatToolCall,
+  ChatToolChoice,
+} from '../protocol/chat-completions.js';
+import type {
+  MessagesRequest,
+  TextBlockParam,
+  ThinkingConfig,
+  ToolChoice,
+  ToolParam,
+} from '../protocol/messages.js';
+import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
+import { decodeToolId } from './tool-id-codec.js';
+import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
+
+/** Options for `translateRequest`. */
+export interface TranslateRequestOptions {
+  /** Model sent upstream. @default the request's `model` */
+  model?: string;
+  /**
+   * Which field carries `max_tokens` upstream: reasoning models want `max_completion_tokens`, many
+   * compatible servers only know `max_tokens`. @default 'max_tokens'
+   */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+}
+
+/** The translated body, and the tool-name map needed to translate the answer back. */
+export interface TranslatedRequest {
+  body: ChatCompletionRequest;
+  toolNames: ToolNameMap;
+}
+
+/** Chat Completions accepts at most this many `stop` sequences. */
+const MAX_STOP_SEQUENCES = 4;
+/** Longest `user` value OpenAI accepts; longer ids are hashed. */
+const MAX_USER_LENGTH = 64;
+/** Prefix marking the content of a `tool_result` with `is_error: true`. */
+export const TOOL_ERROR_PREFIX = '[tool error] ';
+/** Thinking budgets below this map to `low`; from it up to `HIGH_EFFORT_BUDGET` to `medium`. */
+const MEDIUM_EFFORT_BUDGET = 4096;
+/** Thinking budgets from this up map to `high`. */
+const HIGH_EFFORT_BUDGET = 16384;
+
+function invalid(message: string): never {
+  throw new TransportError('MODEL_EINVAL', message);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads a field of a content block without trusting its type: blocks are only checked for `type`. */
+function field(block: object, key: string): unknown {
+  return (block as Record<string, unknown>)[key];
+}
+
+/**
+ * Translates a Messages request into a Chat Completions request.
+ *
+ * Tool-call ids are decoded with the tool-id codec (the caller's ids back to the provider's own), tool
+ * names are encoded with the request's tool-name map, and the map is returned so the response can be
+ * translated back. Pairing of tool_use and tool_result is not checked here: see `checkPairing`.
+ *
+ * @throws TransportError `MODEL_EINVAL` when the request asks for something Chat Completions cannot
+ *   express (the message names the field and its position).
+ */
+export function translateRequest(
+  request: MessagesRequest,
+  options: TranslateRequestOptions = {},
+): TranslatedRequest {
+  const tools = request.tools ?? [];
+  rejectServerTools(tools);
+  const toolNames = createToolNameMap(tools);
+
+  const body: ChatCompletionRequest = {
+    model: options.model ?? request.model,
+    messages: translateMessages(request, toolNames),
+  };
+
+  body[options.maxTokensField ?? 'max_tokens'] = translateMaxTokens(request.max_tokens);
+
+  const stop = translateStopSequences(request.stop_sequences);
+  if (stop !== undefined) body.stop = stop;
+  if (typeof request.temperature === 'number') body.temperature = request.temperature;
+  if (typeof request.top_p === 'number') body.top_p = request.top_p;
+  // top_k: dropped. Chat Completions has no such field (some servers accept it as an extension, but the
+  // request type we send does not carry extensions).
+
+  if (request.stream === true) {
+    body.stream = true;
+    // Always ask for usage: without it a translated stream could not report token counts.
+    body.stream_options = { include_usage: true };
+  }
+
+  if (tools.length > 0) body.tools = tools.map((tool) => translateTool(tool, toolNames));
+  if (request.tool_choice !== undefined) {
+    const choice = translateToolChoice(request.tool_choice, tools, toolNames);
+    if (choice !== undefined) {
+      body.tool_choice = choice.toolChoice;
+      if (choice.parallelToolCalls === false) body.parallel_tool_calls = false;
+    }
+  }
+
+  const effort = translateEffort(request.output_config?.effort, request.thinking);
+  if (effort !== undefined) body.reasoning_effort = effort;
+  const responseFormat = translateOutputFormat(request.output_config?.format);
+  if (responseFormat !== undefined) body.response_format = responseFormat;
+
+  const user = translateUser(request.metadata?.user_id);
+  if (user !== undefined) body.user = user;
+
+  return { body, toolNames };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Scalar fields
+
+function translateMaxTokens(maxTokens: number): number {
+  if (maxTokens === 0) {
+    invalid(
+      'max_tokens: 0 asks only to warm the prompt cache, which OpenAI-compatible servers cannot do; ' +
+        'send max_tokens of 1 or more',
+    );
+  }
+  if (!Number.isInteger(maxTokens) || maxTokens < 0) {
+    invalid(`max_tokens must be a positive integer, got ${JSON.stringify(maxTokens)}`);
+  }
+  return maxTokens;
+}
+
+function translateStopSequences(stopSequences: readonly string[] | undefined): string[] | undefined {
+  if (stopSequences === undefined || stopSequences.length === 0) return undefined;
+  if (stopSequences.length > MAX_STOP_SEQUENCES) {
+    invalid(
+      `stop_sequences has ${stopSequences.length} entries, but OpenAI-compatible servers accept at most ` +
+        `${MAX_STOP_SEQUENCES} stop sequences; send ${MAX_STOP_SEQUENCES} or fewer`,
+    );
+  }
+  return [...stopSequences];
+}
+
+/** `metadata.user_id` → `user`; longer than 64 characters → its sha256 hex digest (64 characters). */
+function translateUser(userId: string | null | undefined): string | undefined {
+  if (typeof userId !== 'string' || userId === '') return undefined;
+  if (userId.length <= MAX_USER_LENGTH) return userId;
+  return createHash('sha256').update(userId, 'utf8').digest('hex');
+}
+
+/**
+ * `output_config.effort` wins when present; otherwise the `thinking` config decides. A thinking budget
+ * maps by bucket (< 4096 low, < 16384 medium, else high), `adaptive` to medium; `disabled` and thinking
+ * types this library does not know leave the server's default.
+ */
+function translateEffort(effort: unknown, thinking: ThinkingConfig | undefined): string | undefined {
+  if (effort !== undefined && effort !== null) {
+    switch (effort) {
+      case 'low':
+        return 'low';
+      case 'medium':
+        return 'medium';
+      case 'high':
+        return 'high';
+      // Many compatible servers know only low/medium/high: the top two levels become the highest.
+      case 'xhigh':
+      case 'max':
+        return 'high';
+      default:
+        invalid(
+          `output_config.effort ${JSON.stringify(effort)} is not one of "low", "medium", "high", "xhigh", "max"`,
+        );
+    }
+  }
+  if (thinking === undefined) return undefined;
+  switch (thinking.type) {
+    case 'enabled': {
+      const budget = thinking['budget_tokens'];
+      if (typeof budget !== 'number' || !Number.isFinite(budget)) {
+        invalid('thinking.budget_tokens must be a number when thinking.type is "enabled"');
+      }
+      if (budget < MEDIUM_EFFORT_BUDGET) return 'low';
+      if (budget < HIGH_EFFORT_BUDGET) return 'medium';
+      return 'high';
+    }
+    case 'adaptive':
+      return 'medium';
+    default:
+      // 'disabled', and types added to the protocol later: no reasoning_effort, the server decides.
+      return undefined;
+  }
+}
+
+function translateOutputFormat(format: unknown): ChatCompletionRequest['response_format'] {
+  if (format === undefined || format === null) return undefined;
+  if (!isRecord(format) || format['type'] !== 'json_schema') {
+    const type = isRecord(format) ? JSON.stringify(format['type']) : typeof format;
+    invalid(
+      `output_config.format of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
+        'has a Chat Completions equivalent (response_format)',
+    );
+  }
+  const schema = format['schema'];
+  if (!isRecord(schema)) invalid('output_config.format.schema must be a JSON Schema object');
+  return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tools
+
+/** Server and Anthropic-defined tools run on Anthropic's side: nothing on the other side can run them. */
+function rejectServerTools(tools: readonly ToolParam[]): void {
+  tools.forEach((tool, index) => {
+    if (tool.type !== undefined && tool.type !== 'custom') {
+      invalid(
+        `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: server tools and ` +
+          "Anthropic-defined tools run on Anthropic's side and have no Chat Completions equivalent; remove it, " +
+          'or use the anthropic provider',
+      );
+    }
+  });
+}
+
+function translateTool(tool: ToolParam, toolNames: ToolNameMap): ChatFunctionTool {
+  const fn: ChatFunctionTool['function'] = { name: toolNames.toUpstream(tool.name) };
+  if (typeof tool.description === 'string') fn.description = tool.description;
+  if (isRecord(tool.input_schema)) fn.parameters = tool.input_schema;
+  if (typeof tool['strict'] === 'boolean') fn.strict = tool['strict'];
+  // cache_control, defer_loading, input_examples, eager_input_streaming, allowed_callers: dropped.
+  return { type: 'function', function: fn };
+}
+
+function translateToolChoice(
+  choice: ToolChoice,
+  tools: readonly ToolParam[],
+  toolNames: ToolNameMap,
+): { toolChoice: ChatToolChoice; parallelToolCalls: boolean | undefined } | undefined {
+  const hasTools = tools.length > 0;
+  const parallelToolCalls =
+    choice.type !== 'none' && choice.disable_parallel_tool_use === true ? false : undefined;
+  switch (choice.type) {
+    case 'auto':
+      return hasTools ? { toolChoice: 'auto', parallelToolCalls } : undefined;
+    case 'none':
+      return hasTools ? { toolChoice: 'none', parallelToolCalls } : undefined;
+    case 'any':
+      if (!hasTools) invalid('tool_choice {"type": "any"} requires at least one tool in tools');
+      return { toolChoice: 'required', parallelToolCalls };
+    case 'tool':
+      if (!tools.some((tool) => tool.name === choice.name)) {
+        invalid(`tool_choice names the tool ${JSON.stringify(choice.name)}, which is not in tools`);
+      }
+      return {
+        toolChoice: { type: 'function', function: { name: toolNames.toUpstream(choice.name) } },
+        parallelToolCalls,
+      };
+    default: {
+      const unknown: never = choice;
+      return invalid(
+        `tool_choice has an unknown type ${JSON.stringify((unknown as { type: unknown }).type)}`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Messages
+
+function systemPromptText(system: string | TextBlockParam[] | undefined): string {
+  if (system === undefined) return '';
+  if (typeof system === 'string') return system;
+  return system
+    .map((block, index) => {
+      if (block.type !== 'text') {
+        invalid(
+          `system[${index}] is a ${JSON.stringify(block.type)} block; only text blocks can be translated`,
+        );
+      }
+      return block.text;
+    })
+    .join('\n\n');
+}
+
+/**
+ * Walks the merged turns in order. Tool messages are emitted directly after the assistant message whose
+ * calls they answer (Chat Completions requires that), taken from the next user turn, even across system
+ * messages in between; everything else keeps its order.
+ */
+function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): ChatMessage[] {
+  if (request.messages.length === 0) invalid('messages must contain at least one message');
+  const messages: ChatMessage[] = [];
+  const systemText = systemPromptText(request.system);
+  if (systemText !== '') messages.push({ role: 'system', content: systemText });
+
+  const turns = dropBlankPrefill(mergeTurns(request.messages));
+  const answered = new Set<PositionedBlock>();
+
+  turns.forEach((turn, turnIndex) => {
+    switch (turn.role) {
+      case 'system': {
+        const text = systemTurnText(turn);
+        if (text !== '') messages.push({ role: 'system', content: text });
+        return;
+      }
+      case 'assistant': {
+        const assistant = translateAssistantTurn(turn, toolNames);
+        messages.push(assistant);
+        if (assistant.tool_calls === undefined) return;
+        // The answers are in the next turn that is not a system message, when it is a user turn (the
+        // pairing rule); system messages in between follow the tool messages.
+        const next = turns.slice(turnIndex + 1).find((later) => later.role !== 'system');
+        const results =
+          next?.role === 'user'
+            ? next.blocks.filter((positioned) => positioned.block.type === 'tool_result')
+            : [];
+        results.forEach((positioned) => answered.add(positioned));
+        messages.push(...translateToolResults(results));
+        return;
+      }
+      case 'user': {
+        // Results no assistant turn asked for still go first, as tool messages (the pairing check
+        // refuses such requests before translation, when the caller runs it).
+        const unanswered = turn.blocks.filter(
+          (positioned) => positioned.block.type === 'tool_result' && !answered.has(positioned),
+        );
+        messages.push(...translateToolResults(unanswered));
+        const rest = turn.blocks.filter((positioned) => positioned.block.type !== 'tool_result');
+        if (rest.length > 0 || rest.length === turn.blocks.length) {
+          messages.push({ role: 'user', content: translateUserContent(rest) });
+        }
+        return;
+      }
+      default: {
+        const unknown: never = turn.role;
+        invalid(`messages[${turn.messageIndex}] has an unknown role ${JSON.stringify(unknown)}`);
+      }
+    }
+  });
+  return messages;
+}
+
+/**
+ * A final assistant turn is a prefill: the model should continue it. Chat Completions servers do not
+ * do that reliably, so it is refused, except a blank one (only whitespace text, or nothing), which
+ * asks for nothing and is dropped.
+ */
+function dropBlankPrefill(turns: Turn[]): Turn[] {
+  const last = turns.at(-1);
+  if (last === undefined || last.role !== 'assistant') return turns;
+  const isBlank = last.blocks.every(
+    ({ block }) => block.type === 'text' && typeof block['text'] === 'string' && block['text'].trim() === '',
+  );
+  if (!isBlank) {
+    invalid(
+      `messages[${last.messageIndex}]: the request ends with an assistant message (a prefill), and prefill is ` +
+        'not supported by OpenAI-compatible servers; end the request with a user message',
+    );
+  }
+  return turns.slice(0, -1);
+}
+
+function systemTurnText(turn: Turn): string {
+  return turn.blocks
+    .map((positioned) => {
+      const { block } = positioned;
+      if (block.type !== 'text' || typeof block['text'] !== 'string') {
+        invalid(
+          `${blockPath(positioned)} is a ${JSON.stringify(block.type)} block in a system message; only text can be translated`,
+        );
+      }
+      return block['text'];
+    })
+    .join('\n\n');
+}
+
+function translateAssistantTurn(turn: Turn, toolNames: ToolNameMap): ChatAssistantMessage {
+  const texts: string[] = [];
+  const reasoning: string[] = [];
+  const toolCalls: ChatToolCall[] = [];
+  for (const positioned of turn.blocks) {
+    const { block } = positioned;
+    switch (block.type) {
+      case 'text':
+        texts.push(String(block['text']));
+        break;
+      case 'thinking':
+        reasoning.push(String(block['thinking']));
+        break;
+      case 'redacted_thinking':
+        // Encrypted for Anthropic only: nothing another server can read. Dropped.
+        break;
+      case 'tool_use':
+        toolCalls.push({
+          id: decodeToolId(String(block['id'])),
+          type: 'function',
+          function: {
+            name: toolNames.toUpstream(String(block['name'])),
+            arguments: JSON.stringify(block['input'] ?? {}),
+          },
+        });
+        break;
+      case 'image':
+        invalid(`${blockPath(positioned)}: Chat Completions does not accept images in assistant messages`);
+        break;
+      case 'document':
+        invalid(`${blockPath(positioned)}: document blocks are only translated in user messages`);
+        break;
+      case 'tool_result':
+        invalid(
+          `${blockPath(positioned)}: tool_result blocks belong in user messages, not assistant messages`,
+        );
+        break;
+      default:
+        untranslatable(positioned);
+    }
+  }
+  const message: ChatAssistantMessage = {
+    role: 'assistant',
+    content: texts.length > 0 ? texts.join('\n\n') : toolCalls.length > 0 ? null : '',
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  if (reasoning.length > 0) message.reasoning_content = reasoning.join('\n\n');
+  return message;
+}
+
+function translateUserContent(blocks: readonly PositionedBlock[]): string | ChatContentPart[] {
+  const parts = blocks.map((positioned): ChatContentPart => {
+    const { block } = positioned;
+    switch (block.type) {
+      case 'text':
+        return { type: 'text', text: String(block['text']) };
+      case 'image':
+        return translateImage(block['source'], blockPath(positioned));
+      case 'document':
+        return {
+          type: 'text',
+          text: documentText(field(block, 'source'), field(block, 'title'), blockPath(positioned)),
+        };
+      case 'tool_use':
+      case 'thinking':
+      case 'redacted_thinking':
+        return invalid(
+          `${blockPath(positioned)}: ${block.type} blocks belong in assistant messages, not user messages`,
+        );
+      default:
+        return untranslatable(positioned);
+    }
+  });
+  const [only] = parts;
+  if (parts.length === 1 && only !== undefined && only.type === 'text') return only.text;
+  return parts.length === 0 ? '' : parts;
+}
+
+function translateImage(source: unknown, path: string): ChatImagePart {
+  if (isRecord(source)) {
+    if (
+      source['type'] === 'base64' &&
+      typeof source['media_type'] === 'string' &&
+      typeof source['data'] === 'string'
+    ) {
+      return {
+        type: 'image_url',
+        image_url: { url: `data:${source['media_type']};base64,${source['data']}` },
+      };
+    }
+    if (source['type'] === 'url' && typeof source['url'] === 'string') {
+      return { type: 'image_url', image_url: { url: source['url'] } };
+    }
+  }
+  const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
+  return invalid(
+    `${path}: an image with source type ${type} cannot be translated; use a base64 or url source`,
+  );
+}
+
+/** A plain-text document becomes text: its title (when there is one), a newline, its data. */
+function documentText(source: unknown, title: unknown, path: string): string {
+  if (!isRecord(source) || source['type'] !== 'text' || typeof source['data'] !== 'string') {
+    const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
+    invalid(
+      `${path}: a document with source type ${type} cannot be translated; only plain-text documents ` +
+        '(source type "text") have a Chat Completions equivalent',
+    );
+  }
+  return typeof title === 'string' && title !== '' ? `${title}\n${source['data']}` : source['data'];
+}
+
+function untranslatable(positioned: PositionedBlock): never {
+  invalid(
+    `${blockPath(positioned)}: a ${JSON.stringify(positioned.block.type)} block cannot be translated to ` +
+      'Chat Completions; remove it, or use the anthropic provider',
+  );
+}
+
+/**
+ * One tool message per `tool_result`, in order; then, when any result carried images (which tool
+ * messages cannot hold), one user message with those images, each group introduced by a text part
+ * naming its tool call.
+ */
+function translateToolResults(results: readonly PositionedBlock[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  const imageParts: ChatContentPart[] = [];
+  for (const positioned of results) {
+    const { block } = positioned;
+    const toolCallId = decodeToolId(String(field(block, 'tool_use_id')));
+    const { text, images } = toolResultContent(field(block, 'content'), blockPath(positioned));
+    const content = field(block, 'is_error') === true ? `${TOOL_ERROR_PREFIX}${text}` : text;
+    messages.push({ role: 'tool', tool_call_id: toolCallId, content });
+    if (images.length > 0) {
+      imageParts.push(
+        { type: 'text', text: `Images from the result of tool call ${toolCallId}:` },
+        ...images,
+      );
+    }
+  }
+  if (imageParts.length > 0) messages.push({ role: 'user', content: imageParts });
+  return messages;
+}
+
+function toolResultContent(content: unknown, path: string): { text: string; images: ChatImagePart[] } {
+  if (content === undefined || content === null) return { text: '', images: [] };
+  if (typeof content === 'string') return { text: content, images: [] };
+  if (!Array.isArray(content)) invalid(`${path}.content must be a string or an array of blocks`);
+  const texts: string[] = [];
+  const images: ChatImagePart[] = [];
+  content.forEach((inner: unknown, index) => {
+    const innerPath = `${path}.content[${index}]`;
+    const type = isRecord(inner) ? inner['type'] : undefined;
+    if (!isRecord(inner)) invalid(`${innerPath} must be a content block`);
+    switch (type) {
+      case 'text':
+        texts.push(String(inner['text']));
+        break;
+      case 'image':
+        images.push(translateImage(inner['source'], innerPath));
+        break;
+      case 'document':
+        texts.push(documentText(inner['source'], inner['title'], innerPath));
+        break;
+      default:
+        invalid(
+          `${innerPath}: a ${JSON.stringify(type)} block inside a tool_result cannot be translated to Chat ` +
+            'Completions; remove it, or use the anthropic provider',
+        );
+    }
+  });
+  return { text: texts.join('\n'), images };
+}

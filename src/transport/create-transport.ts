@@ -1,0 +1,359 @@
+/**
+ * `createTransport`: reads the credentials once, picks the provider, and runs each exchange under its
+ * deadlines, with cancellation and retries.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TransportError, isTransportError, toTransportError } from '../errors.js';
+import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { validateMessagesRequest } from '../protocol/validate-messages.js';
+import { checkPairing } from '../translate/check-pairing.js';
+import { createAnthropicProvider } from '../providers/anthropic.js';
+import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
+import { noneProvider } from '../providers/none.js';
+import type { Provider, ReportResponse } from '../providers/provider.js';
+import { createTpxProvider } from '../providers/tpx.js';
+import { retryDelayMs } from './retry-delay.js';
+import { selectProvider } from './select-provider.js';
+import type {
+  CountTokensRequest,
+  Deadlines,
+  ExchangeOptions,
+  ModelTransport,
+  Selection,
+  TokenCount,
+  TransportOptions,
+} from './types.js';
+
+/** Default deadlines, in milliseconds. */
+export const DEFAULT_DEADLINES: Readonly<Deadlines> = Object.freeze({
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 60_000,
+  idleTimeoutMs: 120_000,
+  timeoutMs: 600_000,
+});
+
+const DEFAULT_MAX_RETRIES = 2;
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+function defaultGenerateId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return delay(ms, undefined, { signal }).then(
+    () => undefined,
+    () => undefined, // an abort is reported by the caller of sleep, from the signal's reason
+  );
+}
+
+function checkDeadline(value: number | undefined, name: string): void {
+  if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
+    throw new TransportError('MODEL_ECONFIG', `${name} must be a number of milliseconds ≥ 0, got ${String(value)}`);
+  }
+}
+
+function resolveDeadlines(base: Deadlines, overrides: Partial<Deadlines>): Deadlines {
+  const deadlines = { ...base };
+  for (const name of ['connectTimeoutMs', 'firstByteTimeoutMs', 'idleTimeoutMs', 'timeoutMs'] as const) {
+    const value = overrides[name];
+    checkDeadline(value, name);
+    if (value !== undefined) deadlines[name] = value;
+  }
+  return deadlines;
+}
+
+/** Validates the caller's request and its tool pairing; throws `MODEL_EINVAL` / `MODEL_EPAIRING`. */
+function checkRequest(request: unknown): MessagesRequest {
+  const validated = validateMessagesRequest(request);
+  if (!validated.ok) {
+    throw new TransportError('MODEL_EINVAL', `invalid Messages request: ${validated.message}`);
+  }
+  checkPairing(validated.value.messages);
+  return validated.value;
+}
+
+/**
+ * One exchange's control: a signal that fires on caller cancel or the total deadline, with the right
+ * `TransportError` as its reason; `dispose()` clears the timer and listeners.
+ */
+function startExchange(deadlines: Deadlines, callerSignal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const startedAt = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  if (deadlines.timeoutMs > 0) {
+    timer = setTimeout(() => {
+      controller.abort(
+        new TransportError('MODEL_ETIMEOUT', `the exchange did not finish within ${deadlines.timeoutMs} ms (total deadline)`, {
+          deadline: 'total',
+          retryable: false,
+        }),
+      );
+    }, deadlines.timeoutMs);
+    timer.unref();
+  }
+  const onCallerAbort = () => {
+    controller.abort(new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller'));
+  };
+  if (callerSignal !== undefined) {
+    if (callerSignal.aborted) onCallerAbort();
+    else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    startedAt,
+    abort(reason: TransportError) {
+      controller.abort(reason);
+    },
+    dispose() {
+      if (timer !== undefined) clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+}
+
+function abortedError(signal: AbortSignal): TransportError {
+  const reason: unknown = signal.reason;
+  return isTransportError(reason) ? reason : new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller');
+}
+
+/** Whether to try again, honouring `x-should-retry` both ways. */
+function shouldRetry(error: TransportError): boolean {
+  const hint = error.headers['x-should-retry'];
+  if (hint === 'true') return true;
+  if (hint === 'false') return false;
+  return error.retryable;
+}
+
+/**
+ * Creates a transport. Reads `options.env` (default `process.env`) once: changing the environment
+ * afterwards changes nothing. Throws `MODEL_ECONFIG` for a configuration that cannot work.
+ */
+export function createTransport(options: TransportOptions = {}): ModelTransport {
+  const env = { ...(options.env ?? process.env) };
+  const config = selectProvider(options, env);
+  const selection: Selection = Object.freeze({ provider: config.provider, reason: config.reason });
+  const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
+  const defaultMaxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? defaultSleep;
+  const generateId = options.generateId ?? defaultGenerateId;
+  const pool = createDispatcherPool();
+  let closed = false;
+
+  let provider: Provider;
+  switch (config.provider) {
+    case 'anthropic':
+      provider = createAnthropicProvider(config.anthropic!);
+      break;
+    case 'tpx': {
+      const token = config.tpx!.token;
+      provider = createTpxProvider({
+        token: () => token,
+        baseUrl: config.tpx!.baseUrl,
+        model: config.tpx!.model,
+        generateId,
+      });
+      break;
+    }
+    case 'none':
+      provider = noneProvider;
+      break;
+  }
+
+  function attemptContext(signal: AbortSignal, deadlines: Deadlines): AttemptContext {
+    return { signal, deadlines, dispatcher: (ms) => pool.get(ms), maxResponseBytes, provider: config.provider };
+  }
+
+  function ensureOpen(): void {
+    if (closed) throw new TransportError('MODEL_ECONFIG', 'this transport was closed; create a new one');
+  }
+
+  /** Waits before the next attempt, or explains why there is none. */
+  async function backoff(
+    error: TransportError,
+    retryIndex: number,
+    maxRetries: number,
+    exchange: ReturnType<typeof startExchange>,
+    deadlines: Deadlines,
+  ): Promise<void> {
+    if (retryIndex >= maxRetries || !shouldRetry(error) || exchange.signal.aborted) throw error;
+    const wait = retryDelayMs({ retryIndex, headers: error.headers, nowMs: Date.now(), random: random() });
+    if (deadlines.timeoutMs > 0 && Date.now() - exchange.startedAt + wait >= deadlines.timeoutMs) throw error;
+    await sleep(wait, exchange.signal);
+    if (exchange.signal.aborted) throw abortedError(exchange.signal);
+  }
+
+  async function send(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): Promise<Message> {
+    ensureOpen();
+    const checked = checkRequest(request);
+    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
+    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
+    const exchange = startExchange(deadlines, exchangeOptions.signal);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (exchange.signal.aborted) throw abortedError(exchange.signal);
+        let status = 0;
+        let headers: Record<string, string> = {};
+        try {
+          const message = await provider.send(checked, exchangeOptions, attemptContext(exchange.signal, deadlines), (s, h) => {
+            status = s;
+            headers = h;
+          });
+          exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
+          return message;
+        } catch (raw) {
+          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
+          try {
+            await backoff(error, attempt, maxRetries, exchange, deadlines);
+          } catch (final) {
+            if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
+            throw final;
+          }
+        }
+      }
+    } finally {
+      exchange.dispose();
+    }
+  }
+
+  async function* stream(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): AsyncGenerator<MessageStreamEvent> {
+    ensureOpen();
+    const checked = checkRequest(request);
+    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
+    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
+    const exchange = startExchange(deadlines, exchangeOptions.signal);
+    let delivered = false;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (exchange.signal.aborted) throw abortedError(exchange.signal);
+        let status = 0;
+        let headers: Record<string, string> = {};
+        let reported = false;
+        const report = () => {
+          if (!reported) {
+            reported = true;
+            exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
+          }
+        };
+        const iterator = provider.stream(checked, exchangeOptions, attemptContext(exchange.signal, deadlines), (s, h) => {
+          status = s;
+          headers = h;
+        });
+        try {
+          for (;;) {
+            const next = await iterator.next();
+            if (next.done === true) return;
+            if (!delivered) report();
+            delivered = true;
+            yield next.value;
+          }
+        } catch (raw) {
+          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
+          // Never retry once anything reached the caller: the caller would see the exchange twice.
+          if (delivered) throw error;
+          try {
+            await backoff(error, attempt, maxRetries, exchange, deadlines);
+          } catch (final) {
+            if (status !== 0) report();
+            throw final;
+          }
+        } finally {
+          // A consumer that stops early (break / return) ends the upstream request too.
+          if (!exchange.signal.aborted) await iterator.return(undefined);
+        }
+      }
+    } finally {
+      exchange.abort(new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
+      exchange.dispose();
+    }
+  }
+
+  /**
+   * One exchange of a small JSON endpoint (count_tokens, models) under the same deadlines, retries and
+   * `onResponse` report as `send`.
+   */
+  async function smallExchange<T>(
+    exchangeOptions: ExchangeOptions,
+    run: (context: AttemptContext, report: ReportResponse) => Promise<T>,
+  ): Promise<T> {
+    ensureOpen();
+    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
+    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
+    const exchange = startExchange(deadlines, exchangeOptions.signal);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (exchange.signal.aborted) throw abortedError(exchange.signal);
+        let status = 0;
+        let headers: Record<string, string> = {};
+        const report = () => {
+          if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
+        };
+        try {
+          const result = await run(attemptContext(exchange.signal, deadlines), (s, h) => {
+            status = s;
+            headers = h;
+          });
+          report();
+          return result;
+        } catch (raw) {
+          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
+          try {
+            await backoff(error, attempt, maxRetries, exchange, deadlines);
+          } catch (final) {
+            report();
+            throw final;
+          }
+        }
+      }
+    } finally {
+      exchange.dispose();
+    }
+  }
+
+  async function countTokens(request: CountTokensRequest, exchangeOptions: ExchangeOptions = {}): Promise<TokenCount> {
+    ensureOpen();
+    // The Messages validator requires max_tokens, which a count_tokens request does not carry.
+    const validated = validateMessagesRequest({ ...request, max_tokens: 1 });
+    if (!validated.ok) throw new TransportError('MODEL_EINVAL', `invalid count_tokens request: ${validated.message}`);
+    const count = provider.countTokens;
+    if (count === undefined) {
+      throw new TransportError('MODEL_EINVAL', `the ${provider.name} provider cannot count tokens`, {
+        status: 404,
+        type: 'not_found_error',
+      });
+    }
+    return smallExchange(exchangeOptions, (context, report) => count.call(provider, request, exchangeOptions, context, report));
+  }
+
+  async function listModels(exchangeOptions: ExchangeOptions = {}): Promise<unknown> {
+    ensureOpen();
+    const list = provider.listModels;
+    if (list === undefined) {
+      throw new TransportError('MODEL_EINVAL', `the ${provider.name} provider cannot list models`, {
+        status: 404,
+        type: 'not_found_error',
+      });
+    }
+    return smallExchange(exchangeOptions, (context, report) => list.call(provider, exchangeOptions, context, report));
+  }
+
+  return Object.freeze({
+    provider: config.provider,
+    selection,
+    send,
+    countTokens,
+    listModels,
+    stream(request: MessagesRequest, exchangeOptions?: ExchangeOptions): AsyncIterable<MessageStreamEvent> {
+      // A generator never throws on creation, so even a bad request surfaces from the iteration.
+      return stream(request, exchangeOptions);
+    },
+    async close() {
+      closed = true;
+      await pool.close();
+    },
+  });
+}
