@@ -56,7 +56,10 @@ describe('TransportError', () => {
     const error = new TransportError('MODEL_EINVAL', 'messages[0].role: must be one of "user", "assistant"');
     expect(error.body).toStrictEqual({
       type: 'error',
-      error: { type: 'invalid_request_error', message: 'messages[0].role: must be one of "user", "assistant"' },
+      error: {
+        type: 'invalid_request_error',
+        message: 'messages[0].role: must be one of "user", "assistant"',
+      },
     });
     expect('request_id' in error.body).toBe(false);
   });
@@ -170,7 +173,8 @@ describe('errorTypeForStatus', () => {
 
 describe('isRetryableStatus', () => {
   it('retries 408, 409, 429 and every 5xx, 529 included', () => {
-    for (const status of [408, 409, 429, 500, 502, 503, 504, 529]) expect(isRetryableStatus(status)).toBe(true);
+    for (const status of [408, 409, 429, 500, 502, 503, 504, 529])
+      expect(isRetryableStatus(status)).toBe(true);
   });
 
   it('does not retry other 4xx statuses', () => {

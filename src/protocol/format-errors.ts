@@ -126,9 +126,16 @@ function explainUnion(group: UnionGroup): Finding[] {
       (shortest, error) => (error.instancePath.length < shortest.length ? error.instancePath : shortest),
       all[0]?.instancePath ?? '',
     );
+  // The value's branch: the one it failed only below the union's own level (a string-or-array field
+  // holding an array with a bad item). A branch that rejected the value's `type` is never it.
   const below = `${pointer}/`;
+  const discriminator = `${pointer}/type`;
   const deepBranches = [...group.branches].filter(([, branchErrors]) =>
-    branchErrors.every((error) => error.instancePath.startsWith(below)),
+    branchErrors.every(
+      (error) =>
+        error.instancePath.startsWith(below) &&
+        !(error.instancePath === discriminator && error.keyword === 'const'),
+    ),
   );
   if (deepBranches.length === 1) {
     const [index, branchErrors] = deepBranches[0]!;
@@ -141,9 +148,9 @@ function explainUnion(group: UnionGroup): Finding[] {
   const types = here
     .filter((error) => error.keyword === 'type')
     .map((error) => String((error.params as { type?: unknown }).type));
+  const alternatives = [...new Set([...constants, ...types])];
   let message = 'has the wrong shape';
-  if (constants.length > 0 && types.length === 0) message = `must be one of ${constants.join(', ')}`;
-  else if (constants.length > 0 || types.length > 0)
-    message = `must be ${[...constants, ...types].join(' or ')}`;
+  if (types.length === 0 && constants.length > 0) message = `must be one of ${alternatives.join(', ')}`;
+  else if (alternatives.length > 0) message = `must be ${alternatives.join(' or ')}`;
   return [{ pointer, message }];
 }

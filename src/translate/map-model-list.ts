@@ -48,7 +48,9 @@ export function modelList(models: readonly ModelInfo[]): ModelList {
 
 /** A list holding just `model`, or an empty list when no model is configured. */
 export function fallbackModelList(model: string | undefined): ModelList {
-  return modelList(model === undefined ? [] : [{ type: 'model', id: model, display_name: model, created_at: EPOCH }]);
+  return modelList(
+    model === undefined ? [] : [{ type: 'model', id: model, display_name: model, created_at: EPOCH }],
+  );
 }
 
 /**

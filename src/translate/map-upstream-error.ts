@@ -319,12 +319,11 @@ function describeNonJsonBody(
   const text = looksLikeHtml ? htmlSummary(trimmed) : excerpt(trimmed);
   let message: string;
   if (mediaType.includes('json')) {
-    message = `upstream answered ${statusText} with a ${mediaType} body that is not valid JSON (${text})`;
+    message = `upstream answered ${statusText} with ${article(mediaType)} ${mediaType} body that is not valid JSON (${text})`;
   } else {
     const shown = mediaType !== '' ? mediaType : looksLikeHtml ? 'HTML' : 'non-JSON';
-    const article = /^[aeiou]/i.test(shown) ? 'an' : 'a';
     const hint = looksLikeHtml || status === 404 || status === 405 ? ' — is the base URL right?' : '';
-    message = `upstream answered ${statusText} with ${article} ${shown} body, not JSON${hint} (${text})`;
+    message = `upstream answered ${statusText} with ${article(shown)} ${shown} body, not JSON${hint} (${text})`;
   }
   return { message, text };
 }
@@ -351,6 +350,11 @@ function decodeEntities(text: string): string {
     .replace(/&#39;|&apos;/g, "'")
     .replace(/&nbsp;/g, ' ')
     .replace(/&amp;/g, '&');
+}
+
+/** "a" or "an" before a media type or "HTML" (said "aitch"). */
+function article(word: string): string {
+  return /^([aeiou]|html)/i.test(word) ? 'an' : 'a';
 }
 
 function collapse(text: string): string {

@@ -1043,7 +1043,10 @@ const conversation = fc.uniqueArray(toolName, { minLength: 1, maxLength: 5 }).ch
             fc.record({
               providerId,
               name: fc.constantFrom(...names),
-              input: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 })),
+              // Inputs arrive as JSON: normalise what JSON cannot carry (such as -0).
+              input: fc
+                .dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }))
+                .map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>),
             }),
             { maxLength: 4 },
           ),

@@ -350,7 +350,9 @@ function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): Ch
         );
         messages.push(...translateToolResults(unanswered));
         const rest = turn.blocks.filter((positioned) => positioned.block.type !== 'tool_result');
-        if (rest.length > 0 || rest.length === turn.blocks.length) {
+        // A turn of nothing but tool results needs no user message; an empty turn still gets one.
+        const isOnlyToolResults = rest.length === 0 && turn.blocks.length > 0;
+        if (!isOnlyToolResults) {
           messages.push({ role: 'user', content: translateUserContent(rest) });
         }
         return;

@@ -44,7 +44,8 @@ export interface ResponseContext {
  *      `refusal`; omitted when empty;
  *   3. one `tool_use` block per tool call, ids through the tool-id codec (`encodeToolIds`: repeated,
  *      empty and odd provider ids get distinct, valid, reversible ids), names through `toolNames`.
- * - `stop_reason`: `refusal` when the model refused, else `mapFinishReason(finish_reason, hasToolCalls)`.
+ * - `stop_reason`: `max_tokens` after `length`; else `refusal` when the model refused; else
+ *   `mapFinishReason(finish_reason, hasToolCalls)`.
  * - `stop_sequence`: always `null` (OpenAI does not say which sequence matched).
  * - `usage`: `mapUsage(usage)`.
  *
@@ -105,8 +106,7 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
     });
   });
 
-  const stopReason: StopReason =
-    refusal !== '' ? 'refusal' : mapFinishReason(finishReason, toolCalls.length > 0);
+  const stopReason = stopReasonFor(finishReason, refusal !== '', toolCalls.length > 0);
   const usage: unknown = response['usage'];
   return {
     id,
@@ -249,6 +249,19 @@ export function parseToolArgumentsText(text: string, call: ToolCallDescription):
     );
   }
   return value;
+}
+
+/**
+ * @internal The stop reason of a whole answer: `max_tokens` when the token limit cut it (even a refusal:
+ * the client may continue the turn), else `refusal` when the model refused, else `mapFinishReason`.
+ */
+export function stopReasonFor(
+  finishReason: string | undefined,
+  sawRefusal: boolean,
+  sawToolCalls: boolean,
+): StopReason {
+  if (finishReason !== 'length' && sawRefusal) return 'refusal';
+  return mapFinishReason(finishReason, sawToolCalls);
 }
 
 /** @internal The error for `finish_reason: "error"` (OpenRouter's normalised failure). */

@@ -23,9 +23,8 @@
  * @module
  */
 import type { ChatCompletionChunk, ChatCompletionUsage } from '../protocol/chat-completions.js';
-import type { MessageDeltaUsage, MessageStreamEvent, StopReason } from '../protocol/messages.js';
+import type { MessageDeltaUsage, MessageStreamEvent } from '../protocol/messages.js';
 import { mapStreamErrorObject } from './map-upstream-error.js';
-import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
 import {
@@ -38,6 +37,7 @@ import {
   protocolError,
   readContentParts,
   readReasoning,
+  stopReasonFor,
   type ResponseContext,
 } from './translate-response.js';
 
@@ -211,9 +211,7 @@ export class StreamTranslator {
     pending.sort((a, b) => a.order - b.order || a.sequence - b.sequence);
     for (const call of pending) this.#flushToolCall(call, events);
 
-    const stopReason: StopReason = this.#sawRefusal
-      ? 'refusal'
-      : mapFinishReason(this.#finishReason, this.#sawToolUse);
+    const stopReason = stopReasonFor(this.#finishReason, this.#sawRefusal, this.#sawToolUse);
     events.push(
       {
         type: 'message_delta',

@@ -92,7 +92,9 @@ describe('native non-streaming exchanges', () => {
 
   it('returns a tool_use message with its id, name and input intact', async () => {
     server.push(step.json(toolUseMessage()));
-    const message = await transport.send(helloRequest({ tools: [{ name: 'get_weather', input_schema: { type: 'object' } }] }));
+    const message = await transport.send(
+      helloRequest({ tools: [{ name: 'get_weather', input_schema: { type: 'object' } }] }),
+    );
     expect(message).toEqual(toolUseMessage());
     expect(message.stop_reason).toBe('tool_use');
   });
@@ -116,7 +118,10 @@ describe('native non-streaming exchanges', () => {
   it("passes the caller's anthropic-version and anthropic-beta headers through, matched case-insensitively", async () => {
     server.push(step.json(textMessage()));
     await transport.send(helloRequest(), {
-      headers: { 'Anthropic-Version': '2026-10-21', 'ANTHROPIC-BETA': ['tools-2024-05-16', 'prompt-caching-2024-07-31'] },
+      headers: {
+        'Anthropic-Version': '2026-10-21',
+        'ANTHROPIC-BETA': ['tools-2024-05-16', 'prompt-caching-2024-07-31'],
+      },
     });
     const recorded = server.requests[0]!;
     expect(recorded.headers['anthropic-version']).toBe('2026-10-21');
@@ -125,7 +130,9 @@ describe('native non-streaming exchanges', () => {
 
   it('ignores credentials the caller puts in options.headers', async () => {
     server.push(step.json(textMessage()));
-    await transport.send(helloRequest(), { headers: { 'x-api-key': 'sk-caller', authorization: 'Bearer caller' } });
+    await transport.send(helloRequest(), {
+      headers: { 'x-api-key': 'sk-caller', authorization: 'Bearer caller' },
+    });
     const recorded = server.requests[0]!;
     expect(recorded.headers['x-api-key']).toBe(API_KEY);
     expect(recorded.headers['authorization']).toBeUndefined();
@@ -135,22 +142,36 @@ describe('native non-streaming exchanges', () => {
     server.push(step.json(textMessage()), step.json(textMessage()));
     await transport.send(helloRequest(), { query: 'beta=true' });
     await transport.send(helloRequest(), { query: '?beta=true&x=1' });
-    expect(server.requests.map((request) => request.url)).toEqual(['/v1/messages?beta=true', '/v1/messages?beta=true&x=1']);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/v1/messages?beta=true',
+      '/v1/messages?beta=true&x=1',
+    ]);
   });
 
   it('sends rawBody byte for byte instead of re-serialising the request', async () => {
     server.push(step.json(textMessage()));
-    const raw = '{ "max_tokens" : 64,\n  "model":"claude-test", "messages":[{"role":"user","content":"Hello \\u00e9"}] }';
-    await transport.send(helloRequest({ messages: [{ role: 'user', content: 'Hello é' }] }), { rawBody: raw });
+    const raw =
+      '{ "max_tokens" : 64,\n  "model":"claude-test", "messages":[{"role":"user","content":"Hello \\u00e9"}] }';
+    await transport.send(helloRequest({ messages: [{ role: 'user', content: 'Hello é' }] }), {
+      rawBody: raw,
+    });
     expect(server.requests[0]!.bodyText).toBe(raw);
   });
 
   it('reports the status, the pass-on headers and one attempt through onResponse', async () => {
-    server.push(step.json(textMessage(), { headers: { 'request-id': 'req_1', 'anthropic-ratelimit-requests-remaining': '9', 'x-other': 'no' } }));
+    server.push(
+      step.json(textMessage(), {
+        headers: { 'request-id': 'req_1', 'anthropic-ratelimit-requests-remaining': '9', 'x-other': 'no' },
+      }),
+    );
     const infos: ResponseInfo[] = [];
     await transport.send(helloRequest(), { onResponse: (info) => infos.push(info) });
     expect(infos).toEqual([
-      { status: 200, headers: { 'request-id': 'req_1', 'anthropic-ratelimit-requests-remaining': '9' }, attempts: 1 },
+      {
+        status: 200,
+        headers: { 'request-id': 'req_1', 'anthropic-ratelimit-requests-remaining': '9' },
+        attempts: 1,
+      },
     ]);
   });
 
@@ -202,7 +223,8 @@ describe('native streaming exchanges', () => {
 
   it('sends a streaming rawBody byte for byte, with the caller headers and query', async () => {
     server.push(step.sse(anthropicSse(textStreamEvents())));
-    const raw = '{"model":"claude-test","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Hello"}]}\n';
+    const raw =
+      '{"model":"claude-test","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"Hello"}]}\n';
     const { error } = await drain(helloRequest({ stream: true }), {
       rawBody: raw,
       query: 'beta=true',
@@ -242,7 +264,10 @@ describe('native streaming exchanges', () => {
   it('raises a mid-stream error event as MODEL_EHTTP after delivering the events before it', async () => {
     const before = textStreamEvents(['partial']).slice(0, 3);
     server.push(
-      step.sse([...anthropicSse(before), ...anthropicSse([anthropicError('overloaded_error', 'Overloaded')] as { type: string }[])]),
+      step.sse([
+        ...anthropicSse(before),
+        ...anthropicSse([anthropicError('overloaded_error', 'Overloaded')]),
+      ]),
     );
     const { events, error } = await drain(helloRequest({ stream: true }));
     expect(events).toEqual(before);
@@ -263,7 +288,12 @@ describe('native streaming exchanges', () => {
   });
 
   it('fails with MODEL_EPROTO on an event whose data is not JSON', async () => {
-    server.push(step.sse([...anthropicSse([messageStartEvent()]), 'event: content_block_start\ndata: {"type":"content_block_start",\n\n']));
+    server.push(
+      step.sse([
+        ...anthropicSse([messageStartEvent()]),
+        'event: content_block_start\ndata: {"type":"content_block_start",\n\n',
+      ]),
+    );
     const result = await drain(helloRequest({ stream: true }));
     expect(result.events).toEqual([messageStartEvent()]);
     expect(result.error?.code).toBe('MODEL_EPROTO');
@@ -271,7 +301,12 @@ describe('native streaming exchanges', () => {
   });
 
   it('fails with MODEL_EPROTO on a known event with the wrong shape', async () => {
-    server.push(step.sse([...anthropicSse([messageStartEvent()]), 'event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n']));
+    server.push(
+      step.sse([
+        ...anthropicSse([messageStartEvent()]),
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n',
+      ]),
+    );
     const result = await drain(helloRequest({ stream: true }));
     expect(result.error?.code).toBe('MODEL_EPROTO');
     expect(result.error?.message).toMatch(/invalid event/);
@@ -279,7 +314,12 @@ describe('native streaming exchanges', () => {
 
   it('fails with MODEL_EPROTO when a delta arrives before its block started', async () => {
     server.push(
-      step.sse(anthropicSse([messageStartEvent(), { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } }])),
+      step.sse(
+        anthropicSse([
+          messageStartEvent(),
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x' } },
+        ]),
+      ),
     );
     const result = await drain(helloRequest({ stream: true }));
     expect(result.events).toEqual([messageStartEvent()]);
@@ -313,33 +353,39 @@ describe('upstream error statuses', () => {
     { status: 429, type: 'rate_limit_error' },
     { status: 500, type: 'api_error' },
     { status: 529, type: 'overloaded_error' },
-  ])('maps $status $type to MODEL_EHTTP with that status and type, for send and stream', async ({ status, type }) => {
-    const body = anthropicError(type, `upstream says ${status}`);
-    const headers = { 'request-id': `req_${status}` };
-    server.push(step.json(body, { status, headers }), step.json(body, { status, headers }));
+  ])(
+    'maps $status $type to MODEL_EHTTP with that status and type, for send and stream',
+    async ({ status, type }) => {
+      const body = anthropicError(type, `upstream says ${status}`);
+      const headers = { 'request-id': `req_${status}` };
+      server.push(step.json(body, { status, headers }), step.json(body, { status, headers }));
 
-    const sent = await sendError(helloRequest(), { maxRetries: 0 });
-    expect(sent.code).toBe('MODEL_EHTTP');
-    expect(sent.status).toBe(status);
-    expect(sent.provider).toBe('anthropic');
-    expect(sent.requestId).toBe(`req_${status}`);
-    expect(sent.body).toEqual({
-      type: 'error',
-      error: { type, message: expect.stringContaining(`upstream says ${status}`) as string },
-      request_id: `req_${status}`,
-    });
+      const sent = await sendError(helloRequest(), { maxRetries: 0 });
+      expect(sent.code).toBe('MODEL_EHTTP');
+      expect(sent.status).toBe(status);
+      expect(sent.provider).toBe('anthropic');
+      expect(sent.requestId).toBe(`req_${status}`);
+      expect(sent.body).toEqual({
+        type: 'error',
+        error: { type, message: expect.stringContaining(`upstream says ${status}`) as string },
+        request_id: `req_${status}`,
+      });
 
-    const streamed = await drain(helloRequest({ stream: true }), { maxRetries: 0 });
-    expect(streamed.events).toEqual([]);
-    expect(streamed.error?.code).toBe('MODEL_EHTTP');
-    expect(streamed.error?.status).toBe(status);
-    expect(streamed.error?.body.error.type).toBe(type);
-    expect(server.requests).toHaveLength(2);
-  });
+      const streamed = await drain(helloRequest({ stream: true }), { maxRetries: 0 });
+      expect(streamed.events).toEqual([]);
+      expect(streamed.error?.code).toBe('MODEL_EHTTP');
+      expect(streamed.error?.status).toBe(status);
+      expect(streamed.error?.body.error.type).toBe(type);
+      expect(server.requests).toHaveLength(2);
+    },
+  );
 
   it('explains an HTML error page by its status and by not being JSON', async () => {
     server.push(
-      step.text(502, '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>'),
+      step.text(
+        502,
+        '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>',
+      ),
     );
     const error = await sendError(helloRequest(), { maxRetries: 0 });
     expect(error.code).toBe('MODEL_EHTTP');
@@ -361,7 +407,10 @@ describe('upstream error statuses', () => {
 
 describe('retries', () => {
   it('retries a 529 and returns the message of the second attempt', async () => {
-    server.push(step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }), step.json(textMessage('second')));
+    server.push(
+      step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }),
+      step.json(textMessage('second')),
+    );
     const infos: ResponseInfo[] = [];
     const message = await transport.send(helloRequest(), { onResponse: (info) => infos.push(info) });
     expect(message).toEqual(textMessage('second'));
@@ -373,7 +422,10 @@ describe('retries', () => {
 
   it('honours retry-after on a 429 before retrying', async () => {
     server.push(
-      step.json(anthropicError('rate_limit_error', 'slow down please'), { status: 429, headers: { 'retry-after': '2' } }),
+      step.json(anthropicError('rate_limit_error', 'slow down please'), {
+        status: 429,
+        headers: { 'retry-after': '2' },
+      }),
       step.json(textMessage()),
     );
     const message = await transport.send(helloRequest());
@@ -384,7 +436,10 @@ describe('retries', () => {
 
   it('honours retry-after-ms before retry-after', async () => {
     server.push(
-      step.json(anthropicError('rate_limit_error', 'limited'), { status: 429, headers: { 'retry-after': '9', 'retry-after-ms': '120' } }),
+      step.json(anthropicError('rate_limit_error', 'limited'), {
+        status: 429,
+        headers: { 'retry-after': '9', 'retry-after-ms': '120' },
+      }),
       step.json(textMessage()),
     );
     await transport.send(helloRequest());
@@ -404,7 +459,10 @@ describe('retries', () => {
   });
 
   it('does not retry a 400', async () => {
-    server.push(step.json(anthropicError('invalid_request_error', 'bad'), { status: 400 }), step.json(textMessage()));
+    server.push(
+      step.json(anthropicError('invalid_request_error', 'bad'), { status: 400 }),
+      step.json(textMessage()),
+    );
     const error = await sendError(helloRequest());
     expect(error.status).toBe(400);
     expect(server.requests).toHaveLength(1);
@@ -412,7 +470,10 @@ describe('retries', () => {
   });
 
   it('honours maxRetries: 0 per exchange', async () => {
-    server.push(step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }), step.json(textMessage()));
+    server.push(
+      step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }),
+      step.json(textMessage()),
+    );
     const error = await sendError(helloRequest(), { maxRetries: 0 });
     expect(error.status).toBe(529);
     expect(server.requests).toHaveLength(1);
@@ -420,10 +481,19 @@ describe('retries', () => {
   });
 
   it('honours maxRetries: 0 set on the transport', async () => {
-    const noRetries = createTransport({ env: { ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: server.url }, maxRetries: 0 });
+    const noRetries = createTransport({
+      env: { ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: server.url },
+      maxRetries: 0,
+    });
     try {
-      server.push(step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }), step.json(textMessage()));
-      await expect(noRetries.send(helloRequest())).rejects.toMatchObject({ code: 'MODEL_EHTTP', status: 529 });
+      server.push(
+        step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }),
+        step.json(textMessage()),
+      );
+      await expect(noRetries.send(helloRequest())).rejects.toMatchObject({
+        code: 'MODEL_EHTTP',
+        status: 529,
+      });
       expect(server.requests).toHaveLength(1);
     } finally {
       await noRetries.close();
@@ -431,7 +501,13 @@ describe('retries', () => {
   });
 
   it('does not retry a 500 that says x-should-retry: false', async () => {
-    server.push(step.json(anthropicError('api_error', 'do not'), { status: 500, headers: { 'x-should-retry': 'false' } }), step.json(textMessage()));
+    server.push(
+      step.json(anthropicError('api_error', 'do not'), {
+        status: 500,
+        headers: { 'x-should-retry': 'false' },
+      }),
+      step.json(textMessage()),
+    );
     const error = await sendError(helloRequest());
     expect(error.status).toBe(500);
     expect(error.retryable).toBe(false);
@@ -439,7 +515,13 @@ describe('retries', () => {
   });
 
   it('retries a 400 that says x-should-retry: true', async () => {
-    server.push(step.json(anthropicError('invalid_request_error', 'try again'), { status: 400, headers: { 'x-should-retry': 'true' } }), step.json(textMessage()));
+    server.push(
+      step.json(anthropicError('invalid_request_error', 'try again'), {
+        status: 400,
+        headers: { 'x-should-retry': 'true' },
+      }),
+      step.json(textMessage()),
+    );
     await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());
     expect(server.requests).toHaveLength(2);
   });
@@ -451,7 +533,10 @@ describe('retries', () => {
   });
 
   it('retries a stream whose first attempt failed before any event', async () => {
-    server.push(step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }), step.sse(anthropicSse(textStreamEvents())));
+    server.push(
+      step.json(anthropicError('overloaded_error', 'Overloaded'), { status: 529 }),
+      step.sse(anthropicSse(textStreamEvents())),
+    );
     const { events, error } = await drain(helloRequest({ stream: true }));
     expect(error).toBeUndefined();
     expect(events).toEqual(textStreamEvents());
@@ -459,7 +544,10 @@ describe('retries', () => {
   });
 
   it('never retries a stream once an event reached the caller', async () => {
-    server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'reset' }), step.sse(anthropicSse(textStreamEvents())));
+    server.push(
+      step.sse(anthropicSse([messageStartEvent()]), { then: 'reset' }),
+      step.sse(anthropicSse(textStreamEvents())),
+    );
     const { events, error } = await drain(helloRequest({ stream: true }), { maxRetries: 5 });
     expect(events).toEqual([messageStartEvent()]);
     expect(['MODEL_ETRANSPORT', 'MODEL_EPROTO']).toContain(error?.code);
@@ -469,7 +557,10 @@ describe('retries', () => {
 
   it('never retries a stream that failed mid-way with an error event, even a retryable one', async () => {
     server.push(
-      step.sse([...anthropicSse([messageStartEvent()]), ...anthropicSse([anthropicError('overloaded_error', 'Overloaded')] as { type: string }[])]),
+      step.sse([
+        ...anthropicSse([messageStartEvent()]),
+        ...anthropicSse([anthropicError('overloaded_error', 'Overloaded')]),
+      ]),
       step.sse(anthropicSse(textStreamEvents())),
     );
     const { events, error } = await drain(helloRequest({ stream: true }));

@@ -1,6 +1,7 @@
+import { createHook } from 'node:async_hooks';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   TransportError,
   createTransport,
@@ -22,34 +23,69 @@ import {
 } from '../helpers/scripted-server.js';
 
 // ---------------------------------------------------------------------------------------------------
-// Leak probe: TCP sockets and (referenced) timers the process holds.
+// Leak probe. Two views: the TCP sockets `process.getActiveResourcesInfo()` lists (compared with the
+// count before the test), and every socket and referenced timer created *during* the test, tracked by
+// an async hook (a plain count of timers is too noisy: the test runner's own timers come and go).
 
-interface Handles {
-  sockets: number;
-  timers: number;
-}
-
-function activeHandles(): Handles {
-  const names = process.getActiveResourcesInfo();
-  return {
-    sockets: names.filter((name) => name === 'TCPSocketWrap').length,
-    timers: names.filter((name) => name === 'Timeout').length,
-  };
+function openTcpSockets(): number {
+  return process.getActiveResourcesInfo().filter((name) => name === 'TCPSocketWrap').length;
 }
 
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Waits up to `settleMs` for the handles to fall back to `baseline`, and returns what is left. */
-async function settledHandles(baseline: Handles, settleMs = 1_000): Promise<Handles> {
+interface LeakProbe {
+  /** Sockets and referenced timers created since the probe started that are still alive. */
+  live(): string[];
+  /** Leaves one of the probe's own timers out of `live()`. */
+  ignore(timer: NodeJS.Timeout): void;
+  stop(): void;
+}
+
+function startLeakProbe(): LeakProbe {
+  const alive = new Map<number, { type: string; resource: unknown }>();
+  const hook = createHook({
+    init(asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'Timeout' || type === 'TCPWRAP') alive.set(asyncId, { type, resource });
+    },
+    destroy(asyncId) {
+      alive.delete(asyncId);
+    },
+  }).enable();
+  return {
+    live() {
+      const names: string[] = [];
+      for (const { type, resource } of alive.values()) {
+        // An unreferenced timer (undici's clock, keep-alive timers) cannot hold the process open.
+        if (type === 'Timeout' && !(resource as NodeJS.Timeout).hasRef()) continue;
+        names.push(type);
+      }
+      return names;
+    },
+    ignore(timer) {
+      // A timer converts to its async id.
+      alive.delete(Number(timer));
+    },
+    stop() {
+      hook.disable();
+    },
+  };
+}
+
+/** Waits up to `settleMs` for the probe to see nothing alive and the socket count to fall back. */
+async function settle(
+  probe: LeakProbe,
+  socketsBefore: number,
+  settleMs = 1_000,
+): Promise<{ live: string[]; sockets: number }> {
   const deadline = Date.now() + settleMs;
-  let now = activeHandles();
-  while ((now.sockets > baseline.sockets || now.timers > baseline.timers) && Date.now() < deadline) {
-    await pause(10);
-    now = activeHandles();
+  for (;;) {
+    const state = { live: probe.live(), sockets: openTcpSockets() };
+    if ((state.live.length === 0 && state.sockets <= socketsBefore) || Date.now() >= deadline) return state;
+    // The settle's own timer has fired, but its destroy hook may come later: leave it out.
+    await new Promise<void>((resolve) => probe.ignore(setTimeout(resolve, 10)));
   }
-  return now;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -106,33 +142,61 @@ async function startUnacceptingListener(): Promise<{ url: string; close(): Promi
 
 // ---------------------------------------------------------------------------------------------------
 
-let baseline: Handles;
 let server: ScriptedServer;
-let transport: ModelTransport;
+let transport: ModelTransport | undefined;
 
-beforeEach(async () => {
-  baseline = activeHandles();
-  server = await startScriptedServer();
-});
+async function closeTransport(): Promise<void> {
+  await transport?.close();
+}
 
-afterEach(async () => {
-  await transport.close();
-  await server.close();
-  const left = await settledHandles(baseline);
-  expect(left.sockets).toBeLessThanOrEqual(baseline.sockets);
-  expect(left.timers).toBeLessThanOrEqual(baseline.timers);
-});
+/**
+ * A test that gets a fresh scripted server, and afterwards — with its transport and server closed, after
+ * a short settle — must leave no socket or referenced timer it created open.
+ */
+function leakFreeIt(name: string, body: () => Promise<void>): void {
+  it(name, async () => {
+    const socketsBefore = openTcpSockets();
+    const probe = startLeakProbe();
+    try {
+      server = await startScriptedServer();
+      transport = undefined;
+      try {
+        await body();
+      } finally {
+        await closeTransport();
+        await server.close();
+      }
+      const left = await settle(probe, socketsBefore);
+      expect(left.live).toEqual([]);
+      expect(left.sockets).toBeLessThanOrEqual(socketsBefore);
+    } finally {
+      probe.stop();
+    }
+  });
+}
 
 function useTransport(options: TransportOptions = {}, baseUrl = server.url): ModelTransport {
-  transport = createTransport({ env: { ANTHROPIC_API_KEY: 'sk-deadlines', ANTHROPIC_BASE_URL: baseUrl }, maxRetries: 0, ...options });
+  const created = createTransport({
+    env: { ANTHROPIC_API_KEY: 'sk-deadlines', ANTHROPIC_BASE_URL: baseUrl },
+    maxRetries: 0,
+    ...options,
+  });
+  transport = created;
+  return created;
+}
+
+function active(): ModelTransport {
+  if (transport === undefined) throw new Error('call useTransport() first');
   return transport;
 }
 
 async function sendError(request: MessagesRequest, options?: ExchangeOptions): Promise<TransportError> {
-  const error = await transport.send(request, options).then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
+  const error = await active()
+    .send(request, options)
+    .then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
   expect(error).toBeInstanceOf(TransportError);
   return error as TransportError;
 }
@@ -144,7 +208,7 @@ async function drain(
 ): Promise<{ events: MessageStreamEvent[]; error: TransportError | undefined }> {
   const events: MessageStreamEvent[] = [];
   try {
-    for await (const event of transport.stream(request, options)) {
+    for await (const event of active().stream(request, options)) {
       events.push(event);
       onEvent?.(event);
     }
@@ -168,68 +232,82 @@ async function waitForRequests(count: number): Promise<void> {
 }
 
 describe('the first-byte deadline', () => {
-  it('fails a send whose response headers never come with MODEL_ETIMEOUT naming first-byte', async () => {
-    useTransport({ firstByteTimeoutMs: 150 });
-    server.push(step.noHeaders());
-    const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
-    expect(error.code).toBe('MODEL_ETIMEOUT');
-    expect(error.deadline).toBe('first-byte');
-    expect(error.status).toBe(504);
-    expect(error.body.error.type).toBe('timeout_error');
-    expect(error.message).toMatch(/first-byte/);
-    expect(error.message).toContain('150 ms');
-    expect(elapsedMs).toBeGreaterThanOrEqual(120);
-    expect(elapsedMs).toBeLessThan(2_000);
-    expect((await server.settled(0)).aborted).toBe(true);
-  });
+  leakFreeIt(
+    'fails a send whose response headers never come with MODEL_ETIMEOUT naming first-byte',
+    async () => {
+      useTransport({ firstByteTimeoutMs: 150 });
+      server.push(step.noHeaders());
+      const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
+      expect(error.code).toBe('MODEL_ETIMEOUT');
+      expect(error.deadline).toBe('first-byte');
+      expect(error.status).toBe(504);
+      expect(error.body.error.type).toBe('timeout_error');
+      expect(error.message).toMatch(/first-byte/);
+      expect(error.message).toContain('150 ms');
+      expect(elapsedMs).toBeGreaterThanOrEqual(120);
+      expect(elapsedMs).toBeLessThan(2_000);
+      expect((await server.settled(0)).aborted).toBe(true);
+    },
+  );
 
-  it('fails a stream whose response headers never come with MODEL_ETIMEOUT naming first-byte', async () => {
-    useTransport({ firstByteTimeoutMs: 150 });
-    server.push(step.noHeaders());
-    const { events, error } = await drain(helloRequest({ stream: true }));
-    expect(events).toEqual([]);
-    expect(error?.code).toBe('MODEL_ETIMEOUT');
-    expect(error?.deadline).toBe('first-byte');
-  });
+  leakFreeIt(
+    'fails a stream whose response headers never come with MODEL_ETIMEOUT naming first-byte',
+    async () => {
+      useTransport({ firstByteTimeoutMs: 150 });
+      server.push(step.noHeaders());
+      const { events, error } = await drain(helloRequest({ stream: true }));
+      expect(events).toEqual([]);
+      expect(error?.code).toBe('MODEL_ETIMEOUT');
+      expect(error?.deadline).toBe('first-byte');
+    },
+  );
 
-  it('takes the per-exchange first-byte deadline over the transport default', async () => {
+  leakFreeIt('takes the per-exchange first-byte deadline over the transport default', async () => {
     useTransport({ firstByteTimeoutMs: 10_000 });
     server.push(step.noHeaders());
-    const { value: error, elapsedMs } = await timed(() => sendError(helloRequest(), { firstByteTimeoutMs: 100 }));
+    const { value: error, elapsedMs } = await timed(() =>
+      sendError(helloRequest(), { firstByteTimeoutMs: 100 }),
+    );
     expect(error.deadline).toBe('first-byte');
     expect(elapsedMs).toBeLessThan(2_000);
   });
 
-  it('retries an attempt that timed out waiting for headers', async () => {
+  leakFreeIt('retries an attempt that timed out waiting for headers', async () => {
     useTransport({ firstByteTimeoutMs: 150, maxRetries: 1, sleep: async () => undefined });
     server.push(step.noHeaders(), step.json(textMessage()));
-    await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());
+    await expect(active().send(helloRequest())).resolves.toEqual(textMessage());
     expect(server.requests).toHaveLength(2);
   });
 });
 
 describe('the idle deadline', () => {
-  it('fails a stream that goes silent mid-way with MODEL_ETIMEOUT naming idle, after the events before', async () => {
-    useTransport({ idleTimeoutMs: 150 });
-    server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'hang' }));
-    const { value: result, elapsedMs } = await timed(() => drain(helloRequest({ stream: true })));
-    expect(result.events).toEqual([messageStartEvent()]);
-    expect(result.error?.code).toBe('MODEL_ETIMEOUT');
-    expect(result.error?.deadline).toBe('idle');
-    expect(result.error?.message).toMatch(/idle/);
-    expect(elapsedMs).toBeLessThan(2_000);
-    expect(server.requests).toHaveLength(1);
-  });
+  leakFreeIt(
+    'fails a stream that goes silent mid-way with MODEL_ETIMEOUT naming idle, after the events before',
+    async () => {
+      useTransport({ idleTimeoutMs: 150 });
+      server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'hang' }));
+      const { value: result, elapsedMs } = await timed(() => drain(helloRequest({ stream: true })));
+      expect(result.events).toEqual([messageStartEvent()]);
+      expect(result.error?.code).toBe('MODEL_ETIMEOUT');
+      expect(result.error?.deadline).toBe('idle');
+      expect(result.error?.message).toMatch(/idle/);
+      expect(elapsedMs).toBeLessThan(2_000);
+      expect(server.requests).toHaveLength(1);
+    },
+  );
 
-  it('fails a send whose body never comes after the headers with MODEL_ETIMEOUT naming idle', async () => {
-    useTransport({ idleTimeoutMs: 150 });
-    server.push(step.hangAfterHeaders());
-    const error = await sendError(helloRequest());
-    expect(error.code).toBe('MODEL_ETIMEOUT');
-    expect(error.deadline).toBe('idle');
-  });
+  leakFreeIt(
+    'fails a send whose body never comes after the headers with MODEL_ETIMEOUT naming idle',
+    async () => {
+      useTransport({ idleTimeoutMs: 150 });
+      server.push(step.hangAfterHeaders());
+      const error = await sendError(helloRequest());
+      expect(error.code).toBe('MODEL_ETIMEOUT');
+      expect(error.deadline).toBe('idle');
+    },
+  );
 
-  it('lets a slow stream through when every gap is shorter than the idle deadline', async () => {
+  leakFreeIt('lets a slow stream through when every gap is shorter than the idle deadline', async () => {
     useTransport({ idleTimeoutMs: 300 });
     server.push(step.sse(anthropicSse(textStreamEvents(['a', 'b', 'c'])), { frameDelayMs: 60 }));
     const { events, error } = await drain(helloRequest({ stream: true }));
@@ -239,7 +317,7 @@ describe('the idle deadline', () => {
 });
 
 describe('the total deadline', () => {
-  it('fails a stream that trickles bytes forever with MODEL_ETIMEOUT naming total', async () => {
+  leakFreeIt('fails a stream that trickles bytes forever with MODEL_ETIMEOUT naming total', async () => {
     useTransport({ timeoutMs: 300, idleTimeoutMs: 5_000, firstByteTimeoutMs: 5_000 });
     server.push(step.trickle({ chunk: ': still here\n\n', intervalMs: 20 }));
     const { value: result, elapsedMs } = await timed(() => drain(helloRequest({ stream: true })));
@@ -253,17 +331,24 @@ describe('the total deadline', () => {
     expect((await server.settled(0)).aborted).toBe(true);
   });
 
-  it('fails a send whose body trickles forever with MODEL_ETIMEOUT naming total', async () => {
+  leakFreeIt('fails a send whose body trickles forever with MODEL_ETIMEOUT naming total', async () => {
     useTransport({ idleTimeoutMs: 5_000 });
-    server.push(step.trickle({ chunk: ' ', intervalMs: 20, headers: { 'content-type': 'application/json' } }));
+    server.push(
+      step.trickle({ chunk: ' ', intervalMs: 20, headers: { 'content-type': 'application/json' } }),
+    );
     const error = await sendError(helloRequest(), { timeoutMs: 250 });
     expect(error.code).toBe('MODEL_ETIMEOUT');
     expect(error.deadline).toBe('total');
   });
 
-  it('does not wait for a retry that would end after the total deadline', async () => {
+  leakFreeIt('does not wait for a retry that would end after the total deadline', async () => {
     useTransport({ timeoutMs: 500, maxRetries: 3 });
-    server.push(step.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { status: 529, headers: { 'retry-after': '2' } }));
+    server.push(
+      step.json(
+        { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+        { status: 529, headers: { 'retry-after': '2' } },
+      ),
+    );
     const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
     expect(error.code).toBe('MODEL_EHTTP');
     expect(error.status).toBe(529);
@@ -273,7 +358,7 @@ describe('the total deadline', () => {
 });
 
 describe('the connect deadline', () => {
-  it('fails with MODEL_ETIMEOUT naming connect when the listener never accepts', async () => {
+  leakFreeIt('fails with MODEL_ETIMEOUT naming connect when the listener never accepts', async () => {
     const listener = await startUnacceptingListener();
     try {
       useTransport({ connectTimeoutMs: 150 }, listener.url);
@@ -284,12 +369,12 @@ describe('the connect deadline', () => {
       expect(elapsedMs).toBeGreaterThanOrEqual(120);
       expect(elapsedMs).toBeLessThan(2_000);
     } finally {
-      await transport.close();
+      await active().close();
       await listener.close();
     }
   });
 
-  it('fails quickly with MODEL_ETRANSPORT when the connection is refused', async () => {
+  leakFreeIt('fails quickly with MODEL_ETRANSPORT when the connection is refused', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
@@ -304,31 +389,37 @@ describe('the connect deadline', () => {
 });
 
 describe('cancellation', () => {
-  it('fails a send whose signal is already aborted with MODEL_EABORTED and sends nothing', async () => {
-    useTransport();
-    server.push(step.json(textMessage()));
-    const controller = new AbortController();
-    controller.abort();
-    const error = await sendError(helloRequest(), { signal: controller.signal });
-    expect(error.code).toBe('MODEL_EABORTED');
-    expect(error.status).toBe(499);
-    await pause(30);
-    expect(server.requests).toHaveLength(0);
-  });
+  leakFreeIt(
+    'fails a send whose signal is already aborted with MODEL_EABORTED and sends nothing',
+    async () => {
+      useTransport();
+      server.push(step.json(textMessage()));
+      const controller = new AbortController();
+      controller.abort();
+      const error = await sendError(helloRequest(), { signal: controller.signal });
+      expect(error.code).toBe('MODEL_EABORTED');
+      expect(error.status).toBe(499);
+      await pause(30);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
 
-  it('fails a stream whose signal is already aborted with MODEL_EABORTED and sends nothing', async () => {
-    useTransport();
-    server.push(step.sse(anthropicSse(textStreamEvents())));
-    const controller = new AbortController();
-    controller.abort();
-    const { events, error } = await drain(helloRequest({ stream: true }), { signal: controller.signal });
-    expect(events).toEqual([]);
-    expect(error?.code).toBe('MODEL_EABORTED');
-    await pause(30);
-    expect(server.requests).toHaveLength(0);
-  });
+  leakFreeIt(
+    'fails a stream whose signal is already aborted with MODEL_EABORTED and sends nothing',
+    async () => {
+      useTransport();
+      server.push(step.sse(anthropicSse(textStreamEvents())));
+      const controller = new AbortController();
+      controller.abort();
+      const { events, error } = await drain(helloRequest({ stream: true }), { signal: controller.signal });
+      expect(events).toEqual([]);
+      expect(error?.code).toBe('MODEL_EABORTED');
+      await pause(30);
+      expect(server.requests).toHaveLength(0);
+    },
+  );
 
-  it('aborts a send waiting for headers, and the server sees the client leave', async () => {
+  leakFreeIt('aborts a send waiting for headers, and the server sees the client leave', async () => {
     useTransport();
     server.push(step.noHeaders());
     const controller = new AbortController();
@@ -340,20 +431,30 @@ describe('cancellation', () => {
     expect((await server.settled(0)).aborted).toBe(true);
   });
 
-  it('aborts a stream mid-way with MODEL_EABORTED, and the server sees the client leave', async () => {
-    useTransport();
-    server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'hang' }));
-    const controller = new AbortController();
-    const { events, error } = await drain(helloRequest({ stream: true }), { signal: controller.signal }, () => controller.abort());
-    expect(events).toEqual([messageStartEvent()]);
-    expect(error?.code).toBe('MODEL_EABORTED');
-    expect((await server.settled(0)).aborted).toBe(true);
-  });
+  leakFreeIt(
+    'aborts a stream mid-way with MODEL_EABORTED, and the server sees the client leave',
+    async () => {
+      useTransport();
+      server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'hang' }));
+      const controller = new AbortController();
+      const { events, error } = await drain(
+        helloRequest({ stream: true }),
+        { signal: controller.signal },
+        () => controller.abort(),
+      );
+      expect(events).toEqual([messageStartEvent()]);
+      expect(error?.code).toBe('MODEL_EABORTED');
+      expect((await server.settled(0)).aborted).toBe(true);
+    },
+  );
 
-  it('aborts during the wait before a retry without sending the retry', async () => {
+  leakFreeIt('aborts during the wait before a retry without sending the retry', async () => {
     useTransport({ maxRetries: 2 });
     server.push(
-      step.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { status: 529, headers: { 'retry-after': '5' } }),
+      step.json(
+        { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+        { status: 529, headers: { 'retry-after': '5' } },
+      ),
       step.json(textMessage()),
     );
     const controller = new AbortController();
@@ -369,12 +470,12 @@ describe('cancellation', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('aborts the upstream request when the consumer breaks out of the loop', async () => {
+  leakFreeIt('aborts the upstream request when the consumer breaks out of the loop', async () => {
     useTransport();
     server.push(step.sse(anthropicSse(textStreamEvents().slice(0, 3)), { then: 'hang' }));
     const received: MessageStreamEvent[] = [];
     const { elapsedMs } = await timed(async () => {
-      for await (const event of transport.stream(helloRequest({ stream: true }))) {
+      for await (const event of active().stream(helloRequest({ stream: true }))) {
         received.push(event);
         break;
       }
@@ -384,7 +485,7 @@ describe('cancellation', () => {
     expect((await server.settled(0)).aborted).toBe(true);
   });
 
-  it('leaves the connection to the server as it found it once a stream ended normally', async () => {
+  leakFreeIt('leaves the connection to the server as it found it once a stream ended normally', async () => {
     useTransport();
     server.push(step.sse(anthropicSse(textStreamEvents())));
     const { events, error } = await drain(helloRequest({ stream: true }));
@@ -395,7 +496,7 @@ describe('cancellation', () => {
 });
 
 describe('the response size limit', () => {
-  it('fails a send whose body grows past maxResponseBytes with MODEL_ETOOBIG', async () => {
+  leakFreeIt('fails a send whose body grows past maxResponseBytes with MODEL_ETOOBIG', async () => {
     useTransport({ maxResponseBytes: 64 * 1024 });
     server.push(step.oversize(512 * 1024));
     const error = await sendError(helloRequest());
@@ -404,33 +505,44 @@ describe('the response size limit', () => {
     expect(error.message).toMatch(/maxResponseBytes/);
   });
 
-  it('fails a send whose content-length is past maxResponseBytes with MODEL_ETOOBIG, before reading it', async () => {
-    useTransport({ maxResponseBytes: 64 * 1024 });
-    server.push(step.oversize(8 * 1024 * 1024, { declareLength: true }));
-    const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
-    expect(error.code).toBe('MODEL_ETOOBIG');
-    expect(elapsedMs).toBeLessThan(1_000);
-  });
+  leakFreeIt(
+    'fails a send whose content-length is past maxResponseBytes with MODEL_ETOOBIG, before reading it',
+    async () => {
+      useTransport({ maxResponseBytes: 64 * 1024 });
+      server.push(step.oversize(8 * 1024 * 1024, { declareLength: true }));
+      const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
+      expect(error.code).toBe('MODEL_ETOOBIG');
+      expect(elapsedMs).toBeLessThan(1_000);
+    },
+  );
 
-  it('fails a stream that grows past maxResponseBytes with MODEL_ETOOBIG, after the events within the limit', async () => {
-    useTransport({ maxResponseBytes: 64 * 1024 });
-    const [start, blockStart] = textStreamEvents();
-    const deltas = Array.from({ length: 64 }, () => ({
-      type: 'content_block_delta' as const,
-      index: 0,
-      delta: { type: 'text_delta' as const, text: 'y'.repeat(4_000) },
-    }));
-    server.push(step.sse(anthropicSse([start!, blockStart!, ...deltas]), { frameDelayMs: 1 }));
-    const { events, error } = await drain(helloRequest({ stream: true }));
-    expect(error?.code).toBe('MODEL_ETOOBIG');
-    expect(events.slice(0, 2)).toEqual([start, blockStart]);
-    expect(events.length).toBeGreaterThan(2);
-    expect(events.length).toBeLessThan(2 + 17);
-  });
+  leakFreeIt(
+    'fails a stream that grows past maxResponseBytes with MODEL_ETOOBIG, after the events within the limit',
+    async () => {
+      useTransport({ maxResponseBytes: 64 * 1024 });
+      const [start, blockStart] = textStreamEvents();
+      const deltas = Array.from({ length: 64 }, () => ({
+        type: 'content_block_delta' as const,
+        index: 0,
+        delta: { type: 'text_delta' as const, text: 'y'.repeat(4_000) },
+      }));
+      server.push(step.sse(anthropicSse([start!, blockStart!, ...deltas]), { frameDelayMs: 1 }));
+      const { events, error } = await drain(helloRequest({ stream: true }));
+      expect(error?.code).toBe('MODEL_ETOOBIG');
+      expect(events.slice(0, 2)).toEqual([start, blockStart]);
+      expect(events.length).toBeGreaterThan(2);
+      expect(events.length).toBeLessThan(2 + 17);
+    },
+  );
 
-  it('fails a stream with one event larger than maxResponseBytes with MODEL_ETOOBIG', async () => {
+  leakFreeIt('fails a stream with one event larger than maxResponseBytes with MODEL_ETOOBIG', async () => {
     useTransport({ maxResponseBytes: 16 * 1024 });
-    server.push(step.oversize(256 * 1024, { headers: { 'content-type': 'text/event-stream' }, chunk: 'data: ' + 'z'.repeat(1_000) }));
+    server.push(
+      step.oversize(256 * 1024, {
+        headers: { 'content-type': 'text/event-stream' },
+        chunk: 'data: ' + 'z'.repeat(1_000),
+      }),
+    );
     const { events, error } = await drain(helloRequest({ stream: true }));
     expect(events).toEqual([]);
     expect(error?.code).toBe('MODEL_ETOOBIG');
@@ -438,15 +550,18 @@ describe('the response size limit', () => {
 });
 
 describe('broken connections', () => {
-  it('ends a send whose body is shorter than its content-length in a typed error, without hanging', async () => {
-    useTransport({ idleTimeoutMs: 5_000 });
-    server.push(step.lyingLength(4_096, JSON.stringify(textMessage()).slice(0, 40)));
-    const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
-    expect(['MODEL_EPROTO', 'MODEL_ETRANSPORT']).toContain(error.code);
-    expect(elapsedMs).toBeLessThan(2_000);
-  });
+  leakFreeIt(
+    'ends a send whose body is shorter than its content-length in a typed error, without hanging',
+    async () => {
+      useTransport({ idleTimeoutMs: 5_000 });
+      server.push(step.lyingLength(4_096, JSON.stringify(textMessage()).slice(0, 40)));
+      const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
+      expect(['MODEL_EPROTO', 'MODEL_ETRANSPORT']).toContain(error.code);
+      expect(elapsedMs).toBeLessThan(2_000);
+    },
+  );
 
-  it('ends a send whose connection is reset mid-body in MODEL_ETRANSPORT', async () => {
+  leakFreeIt('ends a send whose connection is reset mid-body in MODEL_ETRANSPORT', async () => {
     useTransport();
     server.push(step.reset('mid-body'));
     const error = await sendError(helloRequest());
@@ -454,28 +569,40 @@ describe('broken connections', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('ends a stream whose connection is reset after the headers in a typed error, with no event', async () => {
-    useTransport();
-    server.push(step.reset('after-headers', { headers: { 'content-type': 'text/event-stream' } }));
-    const { events, error } = await drain(helloRequest({ stream: true }));
-    expect(events).toEqual([]);
-    expect(['MODEL_ETRANSPORT', 'MODEL_EPROTO']).toContain(error?.code);
-  });
+  leakFreeIt(
+    'ends a stream whose connection is reset after the headers in a typed error, with no event',
+    async () => {
+      useTransport();
+      server.push(step.reset('after-headers', { headers: { 'content-type': 'text/event-stream' } }));
+      const { events, error } = await drain(helloRequest({ stream: true }));
+      expect(events).toEqual([]);
+      expect(['MODEL_ETRANSPORT', 'MODEL_EPROTO']).toContain(error?.code);
+    },
+  );
 });
 
 describe('the leak probe', () => {
-  it('counts an open client socket and a pending timer', async () => {
-    useTransport();
-    const before = activeHandles();
-    const socket = connect(server.port, '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    const timer = setTimeout(() => undefined, 10_000);
-    const during = activeHandles();
-    socket.destroy();
-    clearTimeout(timer);
-    expect(during.sockets).toBeGreaterThan(before.sockets);
-    expect(during.timers).toBeGreaterThan(before.timers);
-    const after = await settledHandles(before);
-    expect(after).toEqual(before);
-  });
+  leakFreeIt(
+    'sees a socket and a referenced timer left open, and stops seeing them once closed',
+    async () => {
+      const socketsBefore = openTcpSockets();
+      const probe = startLeakProbe();
+      try {
+        const socket = connect(server.port, '127.0.0.1');
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const timer = setTimeout(() => undefined, 10_000);
+        const unreferenced = setTimeout(() => undefined, 10_000).unref();
+        // Both ends live in this process: the client socket and the one the server accepted.
+        expect(openTcpSockets()).toBe(socketsBefore + 2);
+        expect(probe.live().sort()).toEqual(['TCPWRAP', 'TCPWRAP', 'Timeout']);
+        socket.destroy();
+        clearTimeout(timer);
+        clearTimeout(unreferenced);
+        const left = await settle(probe, socketsBefore);
+        expect(left).toEqual({ live: [], sockets: socketsBefore });
+      } finally {
+        probe.stop();
+      }
+    },
+  );
 });

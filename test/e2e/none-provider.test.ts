@@ -97,7 +97,9 @@ describe('the none provider', () => {
   });
 
   it('does not retry the refusal', async () => {
-    await expect(transport.send(helloRequest(), { maxRetries: 5 })).rejects.toMatchObject({ code: 'MODEL_EAUTH' });
+    await expect(transport.send(helloRequest(), { maxRetries: 5 })).rejects.toMatchObject({
+      code: 'MODEL_EAUTH',
+    });
     expect(sleeps).toEqual([]);
   });
 
@@ -147,7 +149,9 @@ describe('the none provider', () => {
 describe('the socket probes themselves', () => {
   it('see the connection a provider with credentials makes to the same kind of address', async () => {
     const server = await startScriptedServer([step.json(textMessage())]);
-    const withKey = createTransport({ env: { ANTHROPIC_API_KEY: 'sk-probe', ANTHROPIC_BASE_URL: server.url } });
+    const withKey = createTransport({
+      env: { ANTHROPIC_API_KEY: 'sk-probe', ANTHROPIC_BASE_URL: server.url },
+    });
     try {
       await expect(withKey.send(helloRequest())).resolves.toEqual(textMessage());
       expect(undiciConnects).toBe(1);
@@ -160,7 +164,9 @@ describe('the socket probes themselves', () => {
   });
 
   it('see a connection to the listener itself', async () => {
-    const withKey = createTransport({ env: { ANTHROPIC_API_KEY: 'sk-probe', ANTHROPIC_BASE_URL: listenerUrl } });
+    const withKey = createTransport({
+      env: { ANTHROPIC_API_KEY: 'sk-probe', ANTHROPIC_BASE_URL: listenerUrl },
+    });
     try {
       // The listener never answers; abort as soon as the connection was made.
       const controller = new AbortController();

@@ -49,7 +49,9 @@ describe('retryAfterFromHeaders', () => {
     process.env['TZ'] = 'America/New_York';
     try {
       expect(retryAfterFromHeaders({ 'retry-after': 'Wed Oct 21 07:28:05 2015' }, NOW_MS)).toBe(5_000);
-      expect(retryAfterFromHeaders({ 'retry-after': 'Wed Oct  1 07:28:05 2015' }, Date.UTC(2015, 9, 1, 7, 28, 0))).toBe(5_000);
+      expect(
+        retryAfterFromHeaders({ 'retry-after': 'Wed Oct  1 07:28:05 2015' }, Date.UTC(2015, 9, 1, 7, 28, 0)),
+      ).toBe(5_000);
     } finally {
       if (savedZone === undefined) delete process.env['TZ'];
       else process.env['TZ'] = savedZone;
@@ -67,12 +69,18 @@ describe('retryAfterFromHeaders', () => {
 
 describe('retryDelayMs', () => {
   it('waits exactly what retry-after-ms asks, rounded up to a whole millisecond', () => {
-    expect(retryDelayMs({ retryIndex: 0, headers: { 'retry-after-ms': '250' }, nowMs: NOW_MS, random: 0.9 })).toBe(250);
-    expect(retryDelayMs({ retryIndex: 3, headers: { 'retry-after-ms': '12.2' }, nowMs: NOW_MS, random: 0.5 })).toBe(13);
+    expect(
+      retryDelayMs({ retryIndex: 0, headers: { 'retry-after-ms': '250' }, nowMs: NOW_MS, random: 0.9 }),
+    ).toBe(250);
+    expect(
+      retryDelayMs({ retryIndex: 3, headers: { 'retry-after-ms': '12.2' }, nowMs: NOW_MS, random: 0.5 }),
+    ).toBe(13);
   });
 
   it('waits the retry-after seconds, ignoring attempt number and jitter', () => {
-    expect(retryDelayMs({ retryIndex: 4, headers: { 'retry-after': '2' }, nowMs: NOW_MS, random: 0.99 })).toBe(2_000);
+    expect(
+      retryDelayMs({ retryIndex: 4, headers: { 'retry-after': '2' }, nowMs: NOW_MS, random: 0.99 }),
+    ).toBe(2_000);
   });
 
   it('waits until the retry-after HTTP-date', () => {
@@ -81,28 +89,42 @@ describe('retryDelayMs', () => {
   });
 
   it('accepts a hint exactly at the 60 s default limit', () => {
-    expect(retryDelayMs({ retryIndex: 0, headers: { 'retry-after': '60' }, nowMs: NOW_MS, random: 0 })).toBe(60_000);
+    expect(retryDelayMs({ retryIndex: 0, headers: { 'retry-after': '60' }, nowMs: NOW_MS, random: 0 })).toBe(
+      60_000,
+    );
   });
 
   it('ignores a hint longer than the limit and backs off instead', () => {
-    expect(retryDelayMs({ retryIndex: 0, headers: { 'retry-after': '61' }, nowMs: NOW_MS, random: 0 })).toBe(500);
-    expect(retryDelayMs({ retryIndex: 1, headers: { 'retry-after-ms': '3600000' }, nowMs: NOW_MS, random: 0 })).toBe(1_000);
+    expect(retryDelayMs({ retryIndex: 0, headers: { 'retry-after': '61' }, nowMs: NOW_MS, random: 0 })).toBe(
+      500,
+    );
+    expect(
+      retryDelayMs({ retryIndex: 1, headers: { 'retry-after-ms': '3600000' }, nowMs: NOW_MS, random: 0 }),
+    ).toBe(1_000);
     const farDate = { 'retry-after': 'Thu, 22 Oct 2015 07:28:00 GMT' };
     expect(retryDelayMs({ retryIndex: 2, headers: farDate, nowMs: NOW_MS, random: 0 })).toBe(2_000);
   });
 
   it('honours a custom maxRetryAfterMs', () => {
     const headers = { 'retry-after': '5' };
-    expect(retryDelayMs({ retryIndex: 0, headers, nowMs: NOW_MS, random: 0, maxRetryAfterMs: 4_999 })).toBe(500);
-    expect(retryDelayMs({ retryIndex: 0, headers, nowMs: NOW_MS, random: 0, maxRetryAfterMs: 5_000 })).toBe(5_000);
+    expect(retryDelayMs({ retryIndex: 0, headers, nowMs: NOW_MS, random: 0, maxRetryAfterMs: 4_999 })).toBe(
+      500,
+    );
+    expect(retryDelayMs({ retryIndex: 0, headers, nowMs: NOW_MS, random: 0, maxRetryAfterMs: 5_000 })).toBe(
+      5_000,
+    );
   });
 
   it('backs off instead of retrying at once when retry-after is malformed', () => {
-    expect(retryDelayMs({ retryIndex: 1, headers: { 'retry-after': '-1' }, nowMs: NOW_MS, random: 0 })).toBe(1_000);
+    expect(retryDelayMs({ retryIndex: 1, headers: { 'retry-after': '-1' }, nowMs: NOW_MS, random: 0 })).toBe(
+      1_000,
+    );
   });
 
   it('doubles the backoff per attempt from 500 ms and caps it at 8 s', () => {
-    const delays = [0, 1, 2, 3, 4, 5, 6, 10].map((retryIndex) => retryDelayMs({ retryIndex, nowMs: NOW_MS, random: 0 }));
+    const delays = [0, 1, 2, 3, 4, 5, 6, 10].map((retryIndex) =>
+      retryDelayMs({ retryIndex, nowMs: NOW_MS, random: 0 }),
+    );
     expect(delays).toEqual([500, 1_000, 2_000, 4_000, 8_000, 8_000, 8_000, 8_000]);
   });
 
@@ -121,13 +143,17 @@ describe('retryDelayMs', () => {
 
   it('keeps every backoff within [75 %, 100 %] of the capped exponential delay', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 40 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (retryIndex, random) => {
-        const base = Math.min(500 * 2 ** retryIndex, 8_000);
-        const delay = retryDelayMs({ retryIndex, nowMs: NOW_MS, random });
-        expect(Number.isInteger(delay)).toBe(true);
-        expect(delay).toBeGreaterThanOrEqual(Math.floor(base * 0.75));
-        expect(delay).toBeLessThanOrEqual(base);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 40 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (retryIndex, random) => {
+          const base = Math.min(500 * 2 ** retryIndex, 8_000);
+          const delay = retryDelayMs({ retryIndex, nowMs: NOW_MS, random });
+          expect(Number.isInteger(delay)).toBe(true);
+          expect(delay).toBeGreaterThanOrEqual(Math.floor(base * 0.75));
+          expect(delay).toBeLessThanOrEqual(base);
+        },
+      ),
     );
   });
 

@@ -2,8 +2,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTransport, isTransportError, type ModelTransport, type TransportError } from '../../src/index.js';
-import { helloRequest, startScriptedServer, step, textMessage, type ScriptedServer } from '../helpers/scripted-server.js';
+import {
+  createTransport,
+  isTransportError,
+  type ModelTransport,
+  type TransportError,
+} from '../../src/index.js';
+import {
+  helloRequest,
+  startScriptedServer,
+  step,
+  textMessage,
+  type ScriptedServer,
+} from '../helpers/scripted-server.js';
 
 const KEY = 'sk-ant-secret-key-0123456789';
 const TOKEN = 'oauth-secret-token-abcdef';
@@ -58,7 +69,12 @@ describe('the selection table', () => {
       provider: 'anthropic',
       variable: 'ANTHROPIC_API_KEY',
     },
-    { credentials: 'a key only', env: { ANTHROPIC_API_KEY: KEY }, provider: 'anthropic', variable: 'ANTHROPIC_API_KEY' },
+    {
+      credentials: 'a key only',
+      env: { ANTHROPIC_API_KEY: KEY },
+      provider: 'anthropic',
+      variable: 'ANTHROPIC_API_KEY',
+    },
     {
       credentials: 'a token and TPX_BASE_URL',
       env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL },
@@ -86,13 +102,17 @@ describe('the selection table', () => {
   });
 
   it.each(['', ' ', '\t', '\n  \r\n'])('treats a key of %j as absent, so a token selects tpx', (blank) => {
-    const transport = track(createTransport({ env: { ANTHROPIC_API_KEY: blank, TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL } }));
+    const transport = track(
+      createTransport({ env: { ANTHROPIC_API_KEY: blank, TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL } }),
+    );
     expect(transport.provider).toBe('tpx');
   });
 
   it.each(['', ' ', '\t\n'])('treats a key and a token of %j as absent, so nothing is selected', (blank) => {
     const transport = track(
-      createTransport({ env: { ANTHROPIC_API_KEY: blank, TPX_OAUTH_TOKEN: blank, TPX_OAUTH_TOKEN_FILE: blank, TPX_BASE_URL } }),
+      createTransport({
+        env: { ANTHROPIC_API_KEY: blank, TPX_OAUTH_TOKEN: blank, TPX_OAUTH_TOKEN_FILE: blank, TPX_BASE_URL },
+      }),
     );
     expect(transport.provider).toBe('none');
   });
@@ -117,7 +137,9 @@ describe('explicit options', () => {
   });
 
   it('selects anthropic from the anthropicApiKey option, even when the environment holds only a token', () => {
-    const transport = track(createTransport({ anthropicApiKey: KEY, env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL } }));
+    const transport = track(
+      createTransport({ anthropicApiKey: KEY, env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL } }),
+    );
     expect(transport.provider).toBe('anthropic');
     expect(transport.selection.reason).toBe('the anthropicApiKey option is set');
   });
@@ -159,7 +181,12 @@ describe('the token file', () => {
     const file = join(tempDir, 'token');
     writeFileSync(file, `  ${TOKEN}\n`);
     server.push(step.json(chatCompletion()));
-    const transport = track(createTransport({ env: { TPX_OAUTH_TOKEN_FILE: file, TPX_BASE_URL: `${server.url}/v1` }, maxRetries: 0 }));
+    const transport = track(
+      createTransport({
+        env: { TPX_OAUTH_TOKEN_FILE: file, TPX_BASE_URL: `${server.url}/v1` },
+        maxRetries: 0,
+      }),
+    );
     expect(transport.provider).toBe('tpx');
     expect(transport.selection.reason).toContain('TPX_OAUTH_TOKEN_FILE');
     expect(transport.selection.reason).not.toContain(TOKEN);
@@ -173,21 +200,27 @@ describe('the token file', () => {
 
   it('prefers TPX_OAUTH_TOKEN over TPX_OAUTH_TOKEN_FILE, without reading the file', () => {
     const transport = track(
-      createTransport({ env: { TPX_OAUTH_TOKEN: TOKEN, TPX_OAUTH_TOKEN_FILE: join(tempDir, 'does-not-exist'), TPX_BASE_URL } }),
+      createTransport({
+        env: { TPX_OAUTH_TOKEN: TOKEN, TPX_OAUTH_TOKEN_FILE: join(tempDir, 'does-not-exist'), TPX_BASE_URL },
+      }),
     );
     expect(transport.provider).toBe('tpx');
     expect(transport.selection.reason).toContain('TPX_OAUTH_TOKEN is set');
   });
 
   it('refuses a token file that does not exist with MODEL_ECONFIG naming TPX_OAUTH_TOKEN_FILE', () => {
-    const error = configError(() => createTransport({ env: { TPX_OAUTH_TOKEN_FILE: join(tempDir, 'missing'), TPX_BASE_URL } }));
+    const error = configError(() =>
+      createTransport({ env: { TPX_OAUTH_TOKEN_FILE: join(tempDir, 'missing'), TPX_BASE_URL } }),
+    );
     expect(error.code).toBe('MODEL_ECONFIG');
     expect(error.message).toContain('TPX_OAUTH_TOKEN_FILE');
     expect(error.message).toContain('ENOENT');
   });
 
   it('refuses a token file that is a directory with MODEL_ECONFIG', () => {
-    const error = configError(() => createTransport({ env: { TPX_OAUTH_TOKEN_FILE: tempDir, TPX_BASE_URL } }));
+    const error = configError(() =>
+      createTransport({ env: { TPX_OAUTH_TOKEN_FILE: tempDir, TPX_BASE_URL } }),
+    );
     expect(error.code).toBe('MODEL_ECONFIG');
     expect(error.message).toContain('TPX_OAUTH_TOKEN_FILE');
   });
@@ -216,14 +249,21 @@ describe('configuration errors', () => {
     expect(error.message).toContain('TPX_BASE_URL');
   });
 
-  it.each(['not a url', 'ftp://127.0.0.1/v1'])('refuses TPX_BASE_URL %j with MODEL_ECONFIG naming the variable', (url) => {
-    const error = configError(() => createTransport({ env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL: url } }));
-    expect(error.code).toBe('MODEL_ECONFIG');
-    expect(error.message).toContain('TPX_BASE_URL');
-  });
+  it.each(['not a url', 'ftp://127.0.0.1/v1'])(
+    'refuses TPX_BASE_URL %j with MODEL_ECONFIG naming the variable',
+    (url) => {
+      const error = configError(() =>
+        createTransport({ env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL: url } }),
+      );
+      expect(error.code).toBe('MODEL_ECONFIG');
+      expect(error.message).toContain('TPX_BASE_URL');
+    },
+  );
 
   it('refuses an ANTHROPIC_BASE_URL that is not a URL with MODEL_ECONFIG and does not leak the key', () => {
-    const error = configError(() => createTransport({ env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'nope' } }));
+    const error = configError(() =>
+      createTransport({ env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'nope' } }),
+    );
     expect(error.code).toBe('MODEL_ECONFIG');
     expect(error.message).toContain('ANTHROPIC_BASE_URL');
     expect(error.message).not.toContain(KEY);
@@ -239,10 +279,16 @@ describe('the selection reason', () => {
     { env: {}, tpxToken: TOKEN, tpxBaseUrl: TPX_BASE_URL },
   ])('never contains the key or the token (case %#)', (options) => {
     const transport = track(createTransport(options));
-    const visible = JSON.stringify({ selection: transport.selection, provider: transport.provider, keys: Object.keys(transport) });
+    const visible = JSON.stringify({
+      selection: transport.selection,
+      provider: transport.provider,
+      keys: Object.keys(transport),
+    });
     expect(visible).not.toContain(KEY);
     expect(visible).not.toContain(TOKEN);
-    expect(transport.selection.reason).toMatch(/(ANTHROPIC_API_KEY|TPX_OAUTH_TOKEN|anthropicApiKey|tpxToken)/);
+    expect(transport.selection.reason).toMatch(
+      /(ANTHROPIC_API_KEY|TPX_OAUTH_TOKEN|anthropicApiKey|tpxToken)/,
+    );
   });
 });
 
@@ -275,7 +321,10 @@ describe('environment changes after creation', () => {
   });
 
   it('keeps the provider and the key on the wire when the env object is mutated afterwards', async () => {
-    const env: Record<string, string | undefined> = { ANTHROPIC_API_KEY: 'sk-original', ANTHROPIC_BASE_URL: server.url };
+    const env: Record<string, string | undefined> = {
+      ANTHROPIC_API_KEY: 'sk-original',
+      ANTHROPIC_BASE_URL: server.url,
+    };
     const transport = track(createTransport({ env, maxRetries: 0 }));
     env['ANTHROPIC_API_KEY'] = 'sk-replaced';
     env['ANTHROPIC_BASE_URL'] = 'http://127.0.0.1:9';

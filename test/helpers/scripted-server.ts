@@ -53,13 +53,29 @@ export type Step =
     }
   | { kind: 'hang-after-headers'; status: number; headers: Headers }
   | { kind: 'no-headers' }
-  | { kind: 'reset'; phase: 'before-headers' | 'after-headers' | 'mid-body'; status: number; headers: Headers; body: string }
+  | {
+      kind: 'reset';
+      phase: 'before-headers' | 'after-headers' | 'mid-body';
+      status: number;
+      headers: Headers;
+      body: string;
+    }
   | { kind: 'trickle'; status: number; headers: Headers; chunk: string; intervalMs: number }
-  | { kind: 'oversize'; status: number; headers: Headers; bytes: number; chunk: string; declareLength: boolean }
+  | {
+      kind: 'oversize';
+      status: number;
+      headers: Headers;
+      bytes: number;
+      chunk: string;
+      declareLength: boolean;
+    }
   | { kind: 'lying-length'; status: number; headers: Headers; declaredLength: number; body: string }
   | { kind: 'handler'; handle: (context: HandlerContext) => void | Promise<void> };
 
-const SSE_HEADERS: Headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+const SSE_HEADERS: Headers = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+};
 const JSON_HEADERS: Headers = { 'content-type': 'application/json' };
 
 /** Lets bytes already written reach the client before the socket is reset (a reset drops unread data). */
@@ -69,10 +85,19 @@ const RESET_GRACE_MS = 25;
 export const step = {
   /** Answers `body` as JSON. */
   json(body: unknown, options: { status?: number; headers?: Headers } = {}): Step {
-    return { kind: 'json', status: options.status ?? 200, headers: { ...JSON_HEADERS, ...options.headers }, body };
+    return {
+      kind: 'json',
+      status: options.status ?? 200,
+      headers: { ...JSON_HEADERS, ...options.headers },
+      body,
+    };
   },
   /** Answers a text body, e.g. the HTML error page of a load balancer. */
-  text(status: number, body: string, headers: Headers = { 'content-type': 'text/html; charset=utf-8' }): Step {
+  text(
+    status: number,
+    body: string,
+    headers: Headers = { 'content-type': 'text/html; charset=utf-8' },
+  ): Step {
     return { kind: 'text', status, headers, body };
   },
   /**
@@ -81,7 +106,12 @@ export const step = {
    */
   sse(
     frames: readonly string[],
-    options: { status?: number; headers?: Headers; frameDelayMs?: number | readonly number[]; then?: 'end' | 'hang' | 'reset' } = {},
+    options: {
+      status?: number;
+      headers?: Headers;
+      frameDelayMs?: number | readonly number[];
+      then?: 'end' | 'hang' | 'reset';
+    } = {},
   ): Step {
     return {
       kind: 'sse',
@@ -124,7 +154,10 @@ export const step = {
     };
   },
   /** Sends a body of `bytes` bytes made of repeated `chunk`, with or without a matching content-length. */
-  oversize(bytes: number, options: { chunk?: string; declareLength?: boolean; status?: number; headers?: Headers } = {}): Step {
+  oversize(
+    bytes: number,
+    options: { chunk?: string; declareLength?: boolean; status?: number; headers?: Headers } = {},
+  ): Step {
     return {
       kind: 'oversize',
       status: options.status ?? 200,
@@ -135,8 +168,18 @@ export const step = {
     };
   },
   /** Declares `declaredLength` bytes of body, sends `body` instead, then closes the connection. */
-  lyingLength(declaredLength: number, body: string, options: { status?: number; headers?: Headers } = {}): Step {
-    return { kind: 'lying-length', status: options.status ?? 200, headers: options.headers ?? JSON_HEADERS, declaredLength, body };
+  lyingLength(
+    declaredLength: number,
+    body: string,
+    options: { status?: number; headers?: Headers } = {},
+  ): Step {
+    return {
+      kind: 'lying-length',
+      status: options.status ?? 200,
+      headers: options.headers ?? JSON_HEADERS,
+      declaredLength,
+      body,
+    };
   },
   /** Answers by hand. */
   handle(handle: (context: HandlerContext) => void | Promise<void>): Step {
@@ -162,7 +205,10 @@ export interface ScriptedServer {
 /** Answer used once the script has run out: a status no client retries, with a message saying why. */
 function exhausted(index: number): Step {
   return step.json(
-    { type: 'error', error: { type: 'invalid_request_error', message: `scripted server: no step left for request ${index}` } },
+    {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: `scripted server: no step left for request ${index}` },
+    },
     { status: 418 },
   );
 }
@@ -187,7 +233,9 @@ function parseJson(text: string): unknown {
  * Starts a scripted server. `script` is either a list of steps, used one per request in order, or a
  * function choosing the step for each request.
  */
-export async function startScriptedServer(script: readonly Step[] | ((record: RecordedRequest) => Step) = []): Promise<ScriptedServer> {
+export async function startScriptedServer(
+  script: readonly Step[] | ((record: RecordedRequest) => Step) = [],
+): Promise<ScriptedServer> {
   const queue: Step[] = typeof script === 'function' ? [] : [...script];
   const choose = typeof script === 'function' ? script : undefined;
   const requests: RecordedRequest[] = [];
@@ -259,7 +307,12 @@ export async function startScriptedServer(script: readonly Step[] | ((record: Re
     });
   });
 
-  async function answer(next: Step, context: HandlerContext, resetSocket: () => void, markServerClose: () => void): Promise<void> {
+  async function answer(
+    next: Step,
+    context: HandlerContext,
+    resetSocket: () => void,
+    markServerClose: () => void,
+  ): Promise<void> {
     const { response, socket } = context;
     const alive = () => !response.destroyed && !socket.destroyed && !closing;
     switch (next.kind) {
@@ -312,7 +365,9 @@ export async function startScriptedServer(script: readonly Step[] | ((record: Re
         return;
       }
       case 'oversize': {
-        const headers = next.declareLength ? { ...next.headers, 'content-length': String(next.bytes) } : next.headers;
+        const headers = next.declareLength
+          ? { ...next.headers, 'content-length': String(next.bytes) }
+          : next.headers;
         response.writeHead(next.status, headers);
         const chunk = Buffer.from(next.chunk);
         let sent = 0;
@@ -369,7 +424,10 @@ export async function startScriptedServer(script: readonly Step[] | ((record: Re
     async settled(index, timeoutMs = 5_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`request ${index} did not settle within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`request ${index} did not settle within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       try {
         await Promise.race([settledPromise(index), timeout]);
@@ -394,7 +452,7 @@ export async function startScriptedServer(script: readonly Step[] | ((record: Re
 // SSE encoders
 
 /** One Anthropic SSE frame per event: `event: <type>\ndata: <json>\n\n`. */
-export function anthropicSse(events: readonly { type: string }[]): string[] {
+export function anthropicSse<Event extends { type: string }>(events: readonly Event[]): string[] {
   return events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
@@ -471,7 +529,11 @@ export function textStreamEvents(parts: readonly string[] = ['Hi', ' there']) {
   return [
     messageStartEvent(),
     { type: 'content_block_start' as const, index: 0, content_block: { type: 'text' as const, text: '' } },
-    ...parts.map((text) => ({ type: 'content_block_delta' as const, index: 0, delta: { type: 'text_delta' as const, text } })),
+    ...parts.map((text) => ({
+      type: 'content_block_delta' as const,
+      index: 0,
+      delta: { type: 'text_delta' as const, text },
+    })),
     { type: 'content_block_stop' as const, index: 0 },
     {
       type: 'message_delta' as const,
@@ -491,8 +553,16 @@ export function toolUseStreamEvents() {
       index: 0,
       content_block: { type: 'tool_use' as const, id: 'toolu_01Weather', name: 'get_weather', input: {} },
     },
-    { type: 'content_block_delta' as const, index: 0, delta: { type: 'input_json_delta' as const, partial_json: '{"city":' } },
-    { type: 'content_block_delta' as const, index: 0, delta: { type: 'input_json_delta' as const, partial_json: '"Paris"}' } },
+    {
+      type: 'content_block_delta' as const,
+      index: 0,
+      delta: { type: 'input_json_delta' as const, partial_json: '{"city":' },
+    },
+    {
+      type: 'content_block_delta' as const,
+      index: 0,
+      delta: { type: 'input_json_delta' as const, partial_json: '"Paris"}' },
+    },
     { type: 'content_block_stop' as const, index: 0 },
     {
       type: 'message_delta' as const,

@@ -124,6 +124,14 @@ describe('the seed model at the .cfg bounds (MaxTurns=3, ToolIds={t1,t2})', () =
     expect([...packed].sort((a, b) => a - b)).toEqual([...recount.codes].sort((a, b) => a - b));
   });
 
+  it('never reaches one state by two labelled transitions from the same state, so transitions are edges', () => {
+    const edges = new Set<string>();
+    explore(seedMachine(), CFG_CONSTANTS, {
+      onTransition: (from, step) => edges.add(`${stateKey(from)} -> ${stateKey(step.state)}`),
+    });
+    expect(edges.size).toBe(exploration.transitions);
+  });
+
   it('agrees with the hand-derived closed form', () => {
     expect(closedForm(3, 2)).toEqual({
       distinctStates: exploration.distinctStates,

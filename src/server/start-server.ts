@@ -1,0 +1,212 @@
+/**
+ * `startServer`: the local Messages-compatible proxy behind `tpx serve`, on `node:http`.
+ *
+ * ```ts
+ * const server = await startServer({ transport: createTransport() });
+ * // Claude Code: ANTHROPIC_BASE_URL=http://127.0.0.1:8787
+ * // SDK:         new Anthropic({ baseURL: server.url, apiKey: 'unused' })
+ * await server.close();
+ * ```
+ *
+ * Signal handling is the CLI's; `close()` is the graceful part: it stops accepting connections, lets the
+ * exchanges in flight finish (up to `shutdownGraceMs`), then cancels what is left and closes every socket.
+ *
+ * @module
+ */
+import { createServer, type Server } from 'node:http';
+import { isIP, type AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { TransportError } from '../errors.js';
+import type { ModelTransport } from '../transport/types.js';
+import { createServerLogger } from './logger.js';
+import { createMessagesHandler } from './messages-handler.js';
+import { createNodeListener } from './node-adapter.js';
+
+/** Options of {@link startServer}. */
+export interface ServeOptions {
+  /** The transport every exchange goes through; its start-up credentials are the only ones used upstream. */
+  transport: ModelTransport;
+  /**
+   * Interface to listen on. Anything but a loopback address needs `proxyToken` (or `insecureNoAuth`).
+   * @default '127.0.0.1'
+   */
+  host?: string;
+  /** Port to listen on; `0` picks a free one (see `RunningServer.port`). @default 8787 */
+  port?: number;
+  /**
+   * When set, clients must present this token as `x-api-key` or `Authorization: Bearer` (compared in
+   * constant time); others get a Messages 401. `tpx serve` passes `TPX_PROXY_TOKEN`. An empty string
+   * counts as absent. @default undefined (no inbound check)
+   */
+  proxyToken?: string;
+  /** Largest request body accepted; larger ones get 413 `request_too_large`. @default 32 MiB */
+  maxRequestBytes?: number;
+  /** Where exchange lines go; `false` for none. @default a pino logger writing JSON to stdout */
+  logger?: Logger | false;
+  /** Log request and JSON response bodies. A debugging aid: bodies hold whole conversations. @default false */
+  logBodies?: boolean;
+  /** How long `close()` lets in-flight exchanges run before cutting them off, in ms. @default 10_000 */
+  shutdownGraceMs?: number;
+  /** Allow a non-loopback `host` without `proxyToken`: anyone who can reach it uses your credentials. @default false */
+  insecureNoAuth?: boolean;
+}
+
+/** A listening proxy. */
+export interface RunningServer {
+  /** The base URL for clients, e.g. `http://127.0.0.1:8787` (the SDK's `baseURL`; no `/v1`). */
+  url: string;
+  /** The port actually bound (useful with `port: 0`). */
+  port: number;
+  /**
+   * Stops accepting connections, lets in-flight exchanges finish for up to `shutdownGraceMs`, then
+   * cancels the rest and destroys every socket. Idempotent. Does not close the transport.
+   */
+  close(): Promise<void>;
+}
+
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_PORT = 8787;
+const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/** Whether `host` names the loopback interface only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === 'localhost') return true;
+  switch (isIP(bare)) {
+    case 4:
+      return bare.startsWith('127.');
+    case 6: {
+      const lower = bare.toLowerCase();
+      return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || lower.startsWith('::ffff:127.');
+    }
+    default:
+      return false;
+  }
+}
+
+function checkOptions(options: ServeOptions): void {
+  const { port, maxRequestBytes, shutdownGraceMs } = options;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
+    throw new TransportError('MODEL_ECONFIG', `port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  if (maxRequestBytes !== undefined && (!Number.isInteger(maxRequestBytes) || maxRequestBytes <= 0)) {
+    throw new TransportError('MODEL_ECONFIG', `maxRequestBytes must be a positive integer, got ${String(maxRequestBytes)}`);
+  }
+  if (shutdownGraceMs !== undefined && (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0)) {
+    throw new TransportError('MODEL_ECONFIG', `shutdownGraceMs must be a number of milliseconds ≥ 0, got ${String(shutdownGraceMs)}`);
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(
+        new TransportError('MODEL_ECONFIG', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error }),
+      );
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/**
+ * Starts the proxy and resolves once it listens.
+ *
+ * @throws TransportError `MODEL_ECONFIG` for invalid options, for a non-loopback `host` without
+ * `proxyToken` (unless `insecureNoAuth`), or when the address cannot be bound.
+ */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  checkOptions(options);
+  const host = options.host ?? DEFAULT_HOST;
+  const proxyToken = options.proxyToken === '' ? undefined : options.proxyToken;
+  if (!isLoopbackHost(host) && proxyToken === undefined && options.insecureNoAuth !== true) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `refusing to listen on ${host} without a proxy token: anyone who can reach it would use this proxy's model credentials. ` +
+        'Set TPX_PROXY_TOKEN (the proxyToken option) so that clients must present it, listen on 127.0.0.1, ' +
+        'or pass --insecure-no-auth (insecureNoAuth) if the network is yours alone',
+    );
+  }
+  const logger = createServerLogger(options.logger);
+  const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  const inFlight = new Set<AbortController>();
+  let isClosing = false;
+  let onIdle: (() => void) | undefined;
+
+  const handler = createMessagesHandler({
+    transport: options.transport,
+    proxyToken,
+    logger,
+    logBodies: options.logBodies ?? false,
+  });
+  const server = createServer(
+    { noDelay: true },
+    createNodeListener(handler, {
+      maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      isClosing: () => isClosing,
+      onExchangeStart: (controller) => inFlight.add(controller),
+      onExchangeEnd: (controller) => {
+        inFlight.delete(controller);
+        if (isClosing) {
+          // A connection whose exchange just ended is idle now: close it instead of keeping it alive.
+          server.closeIdleConnections();
+          if (inFlight.size === 0) onIdle?.();
+        }
+      },
+    }),
+  );
+
+  await listen(server, options.port ?? DEFAULT_PORT, host);
+  const address = server.address() as AddressInfo;
+  const urlHost = isIP(host) === 6 ? `[${host}]` : host;
+  const url = `http://${urlHost}:${address.port}`;
+  logger.info(
+    {
+      url,
+      provider: options.transport.selection.provider,
+      reason: options.transport.selection.reason,
+      inboundAuth: proxyToken === undefined ? 'none' : 'proxy token',
+    },
+    'listening',
+  );
+
+  async function shutdown(): Promise<void> {
+    isClosing = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    if (inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        onIdle = resolve;
+        timer = setTimeout(resolve, shutdownGraceMs);
+      });
+      clearTimeout(timer);
+    }
+    if (inFlight.size > 0) {
+      logger.warn({ inFlight: inFlight.size, shutdownGraceMs }, 'shutdown grace period over: cancelling exchanges in flight');
+      for (const controller of inFlight) {
+        controller.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
+      }
+    }
+    server.closeAllConnections();
+    await closed;
+    logger.info({ url }, 'closed');
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,391 @@
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isTransportError, type TransportError } from '../errors.js';
+import type { ChatCompletionResponse } from '../protocol/chat-completions.js';
+import { validateMessage } from '../protocol/validate-messages.js';
+import { decodeToolId } from './tool-id-codec.js';
+import { translateResponse, type ResponseContext } from './translate-response.js';
+
+const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
+const fixture = (path: string): ChatCompletionResponse =>
+  JSON.parse(readFileSync(new URL(path, FIXTURES), 'utf8')) as ChatCompletionResponse;
+
+/** A deterministic context: ids gen1, gen2, …; upstream tool names prefixed `up_` map back without it. */
+function context(): ResponseContext {
+  let counter = 0;
+  return {
+    requestModel: 'claude-sonnet-4-5',
+    toolNames: { fromUpstream: (name) => name.replace(/^up_/, '') },
+    generateId: () => `gen${++counter}`,
+  };
+}
+
+function response(
+  message: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): ChatCompletionResponse {
+  return {
+    id: 'chatcmpl-1',
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    ...extra,
+  };
+}
+
+function thrown(action: () => unknown): TransportError {
+  try {
+    action();
+  } catch (error) {
+    if (isTransportError(error)) return error;
+    throw new Error(`expected a TransportError, got ${String(error)}`);
+  }
+  throw new Error('expected a TransportError, nothing was thrown');
+}
+
+describe('translateResponse', () => {
+  it('translates a plain text answer into a whole Messages message', () => {
+    expect(translateResponse(response({ content: 'Hello!' }), context())).toEqual({
+      id: 'msg_chatcmpl-1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'text', text: 'Hello!' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    });
+  });
+
+  it.each([
+    ['chatcmpl-1', 'msg_chatcmpl-1'],
+    ['msg_sanitized', 'msg_sanitized'],
+    ['33be18fc-3842-486c-8c29-dd8e578f7f20', 'msg_33be18fc-3842-486c-8c29-dd8e578f7f20'],
+    ['3SE-aKjdCcCEz7IPxpqjCA', 'msg_3SE-aKjdCcCEz7IPxpqjCA'],
+    ['gen:1/2', 'msg_gen1'],
+    ['', 'msg_gen1'],
+    [null, 'msg_gen1'],
+    ['x'.repeat(201), 'msg_gen1'],
+  ])('derives the message id from upstream id %j as %s', (upstreamId, expected) => {
+    expect(translateResponse(response({ content: 'x' }, { id: upstreamId }), context()).id).toBe(expected);
+  });
+
+  it('echoes the requested model, not the upstream one', () => {
+    expect(translateResponse(response({ content: 'x' }, { model: 'gpt-4o' }), context()).model).toBe(
+      'claude-sonnet-4-5',
+    );
+  });
+
+  it('omits the text block when the content is empty or null', () => {
+    expect(translateResponse(response({ content: '' }), context()).content).toEqual([]);
+    expect(translateResponse(response({ content: null }), context()).content).toEqual([]);
+  });
+
+  it('puts reasoning_content first as a thinking block with an empty signature', () => {
+    const message = translateResponse(
+      response({ reasoning_content: 'Let me think.', content: 'Done.' }),
+      context(),
+    );
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think.', signature: '' },
+      { type: 'text', text: 'Done.' },
+    ]);
+  });
+
+  it('reads reasoning, then reasoning_details, when reasoning_content is absent', () => {
+    expect(translateResponse(response({ reasoning: 'R', content: 'T' }), context()).content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'R',
+      signature: '',
+    });
+    const details = response({
+      reasoning: null,
+      reasoning_details: [{ type: 'reasoning.text', text: 'D1' }, { text: 'D2' }],
+    });
+    expect(translateResponse(details, context()).content).toEqual([
+      { type: 'thinking', thinking: 'D1D2', signature: '' },
+    ]);
+  });
+
+  it('takes text and thinking parts from an array content (Mistral Magistral, quirk 14)', () => {
+    const message = translateResponse(
+      response({
+        content: [
+          {
+            type: 'thinking',
+            thinking: [
+              { type: 'text', text: 'a' },
+              { type: 'text', text: 'b' },
+            ],
+          },
+          { type: 'text', text: 'Hello' },
+          { type: 'image_url', image_url: { url: 'x' } },
+          { type: 'text', text: ' world' },
+        ],
+      }),
+      context(),
+    );
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'ab', signature: '' },
+      { type: 'text', text: 'Hello world' },
+    ]);
+  });
+
+  it('turns a refusal into a text block with stop_reason refusal', () => {
+    const message = translateResponse(
+      response({ content: null, refusal: 'I cannot help with that.' }),
+      context(),
+    );
+    expect(message.content).toEqual([{ type: 'text', text: 'I cannot help with that.' }]);
+    expect(message.stop_reason).toBe('refusal');
+  });
+
+  it('translates tool calls with codec ids, mapped names and parsed input', () => {
+    const message = translateResponse(
+      response(
+        {
+          content: 'Checking.',
+          tool_calls: [
+            {
+              id: 'call_a',
+              type: 'function',
+              function: { name: 'up_weather', arguments: '{"city":"Paris"}' },
+            },
+            { id: 'functions.read:0', type: 'function', function: { name: 'read', arguments: '' } },
+            { id: 'call_a', type: 'function', function: { name: 'read', arguments: { path: 'a.txt' } } },
+            { id: '', type: 'function', function: { name: 'noop' } },
+            { function: { name: 'noop', arguments: ' \n' } },
+          ],
+        },
+        { id: null },
+      ),
+      { ...context() },
+    );
+    expect(message.content).toEqual([
+      { type: 'text', text: 'Checking.' },
+      { type: 'tool_use', id: 'call_a', name: 'weather', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'tpx_eZnVuY3Rpb25zLnJlYWQ6MA', name: 'read', input: {} },
+      { type: 'tool_use', id: 'tpx_d2eY2FsbF9h', name: 'read', input: { path: 'a.txt' } },
+      { type: 'tool_use', id: 'tpx_ggen2', name: 'noop', input: {} },
+      { type: 'tool_use', id: 'tpx_ggen3', name: 'noop', input: {} },
+    ]);
+    expect(message.id).toBe('msg_gen1');
+    expect(message.stop_reason).toBe('tool_use');
+    const ids = message.content.flatMap((block) => (block.type === 'tool_use' ? [block.id as string] : []));
+    expect(ids.map(decodeToolId)).toEqual(['call_a', 'functions.read:0', 'call_a', 'tpx_ggen2', 'tpx_ggen3']);
+  });
+
+  it('reports max_tokens rather than refusal when the token limit cut a refusal', () => {
+    const cut = response({ refusal: 'I cannot' });
+    cut.choices[0]!.finish_reason = 'length';
+    expect(translateResponse(cut, context()).stop_reason).toBe('max_tokens');
+  });
+
+  it('maps stop with tool calls to tool_use, and length to max_tokens', () => {
+    const call = { id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } };
+    expect(translateResponse(response({ tool_calls: [call] }), context()).stop_reason).toBe('tool_use');
+    const cut = response({ content: 'abc' });
+    cut.choices[0]!.finish_reason = 'length';
+    expect(translateResponse(cut, context()).stop_reason).toBe('max_tokens');
+  });
+
+  it.each([
+    ['malformed JSON', '{"city": "Par', /arguments that are not valid JSON: "\{\\"city\\": \\"Par"/],
+    ['a JSON array', '[1,2]', /arguments that are an array, not a JSON object/],
+    ['a JSON number', '42', /arguments that are a number, not a JSON object/],
+    ['a JSON string', '"Paris"', /arguments that are a string, not a JSON object/],
+    ['JSON null', 'null', /arguments that are null, not a JSON object/],
+    ['an array value', ['x'], /arguments that are an array, not a JSON object/],
+    ['a number value', 7, /arguments that are a number, not a JSON object/],
+  ])('refuses arguments that are %s, naming the call', (_name, argumentsValue, pattern) => {
+    const error = thrown(() =>
+      translateResponse(
+        response({
+          tool_calls: [
+            { id: 'ok', function: { name: 'f', arguments: '{}' } },
+            { id: 'call_9', function: { name: 'up_weather', arguments: argumentsValue } },
+          ],
+        }),
+        context(),
+      ),
+    );
+    expect(error.code).toBe('MODEL_EPROTO');
+    expect(error.message).toMatch(/tool call #1 \(name "up_weather", id "call_9"\)/);
+    expect(error.message).toMatch(pattern);
+  });
+
+  it('quotes at most 100 characters of bad arguments', () => {
+    const error = thrown(() =>
+      translateResponse(
+        response({ tool_calls: [{ function: { name: 'f', arguments: `{"a":"${'x'.repeat(300)}` } }] }),
+        context(),
+      ),
+    );
+    const quoted = /not valid JSON: (".*")$/.exec(error.message)![1]!;
+    expect((JSON.parse(quoted) as string).length).toBe(101);
+  });
+
+  it('refuses a tool call without a function name', () => {
+    const error = thrown(() =>
+      translateResponse(
+        response({ tool_calls: [{ id: 'call_1', function: { name: '', arguments: '{}' } }] }),
+        context(),
+      ),
+    );
+    expect(error.code).toBe('MODEL_EPROTO');
+    expect(error.message).toMatch(/tool call #0 \(no name, id "call_1"\) has no function name/);
+  });
+
+  it('treats finish_reason "error" as an upstream error', () => {
+    const failed = response({ content: 'partial' });
+    failed.choices[0]!.finish_reason = 'error';
+    const error = thrown(() => translateResponse(failed, context()));
+    expect([error.code, error.body.error.type]).toEqual(['MODEL_EHTTP', 'api_error']);
+  });
+
+  it.each<[string, unknown]>([
+    ['null', null],
+    ['an array', []],
+    ['no choices', { id: 'x' }],
+    ['empty choices', { choices: [] }],
+    ['choices not an array', { choices: { 0: {} } }],
+    ['a choice that is not an object', { choices: [7] }],
+    ['a choice without a message', { choices: [{ finish_reason: 'stop' }] }],
+    ['a numeric content', { choices: [{ message: { content: 5 } }] }],
+    ['tool_calls that is not an array', { choices: [{ message: { tool_calls: {} } }] }],
+    ['a tool call that is not an object', { choices: [{ message: { tool_calls: ['x'] } }] }],
+  ])('throws MODEL_EPROTO, not a TypeError, for %s', (_name, value) => {
+    const error = thrown(() => translateResponse(value as ChatCompletionResponse, context()));
+    expect(error.code).toBe('MODEL_EPROTO');
+  });
+
+  it('never throws anything but a TransportError, and otherwise returns a valid message', () => {
+    const toolCall = fc.record(
+      {
+        id: fc.oneof(fc.string(), fc.constant(null)),
+        index: fc.integer(),
+        type: fc.constant('function'),
+        function: fc.oneof(
+          fc.record(
+            {
+              name: fc.oneof(fc.string(), fc.constant(null)),
+              arguments: fc.oneof(fc.json(), fc.jsonValue()),
+            },
+            { requiredKeys: [] },
+          ),
+          fc.jsonValue(),
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    const message = fc.record(
+      {
+        content: fc.oneof(
+          fc.string(),
+          fc.constant(null),
+          fc.array(fc.jsonValue(), { maxLength: 3 }),
+          fc.jsonValue(),
+        ),
+        reasoning_content: fc.oneof(fc.string(), fc.constant(null)),
+        reasoning: fc.jsonValue(),
+        refusal: fc.oneof(fc.string(), fc.constant(null)),
+        tool_calls: fc.oneof(fc.array(toolCall, { maxLength: 4 }), fc.jsonValue()),
+      },
+      { requiredKeys: [] },
+    );
+    const upstream = fc.oneof(
+      fc.record(
+        {
+          id: fc.oneof(fc.string(), fc.jsonValue()),
+          choices: fc.oneof(
+            fc.array(
+              fc.record(
+                { message, finish_reason: fc.oneof(fc.string(), fc.constant(null)) },
+                { requiredKeys: [] },
+              ),
+              {
+                maxLength: 2,
+              },
+            ),
+            fc.jsonValue(),
+          ),
+          usage: fc.jsonValue(),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.jsonValue(),
+    );
+    fc.assert(
+      fc.property(upstream, (value) => {
+        let translated;
+        try {
+          translated = translateResponse(value as ChatCompletionResponse, context());
+        } catch (error) {
+          expect(isTransportError(error)).toBe(true);
+          return;
+        }
+        const validation = validateMessage(translated);
+        expect(validation).toEqual({ ok: true, value: translated });
+        const ids = translated.content.flatMap((block) =>
+          block.type === 'tool_use' ? [block.id as string] : [],
+        );
+        expect(new Set(ids).size).toBe(ids.length);
+        for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('translateResponse on recorded responses', () => {
+  it('translates the Gemini tool call with an empty id (quirk 5) into a valid message', () => {
+    const message = translateResponse(
+      fixture('gemini-openai-compat/gemini-2.5-pro.tool-call-empty-id.json'),
+      context(),
+    );
+    expect(validateMessage(message).ok).toBe(true);
+    expect(message).toEqual({
+      id: 'msg_3SE-aKjdCcCEz7IPxpqjCA',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [{ type: 'tool_use', id: 'tpx_ggen1', name: 'get_current_time', input: {} }],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage: {
+        input_tokens: 35,
+        output_tokens: 12,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
+    });
+  });
+
+  it('translates the Ollama tool call with reasoning and an indexed tool call (quirk 25)', () => {
+    const message = translateResponse(fixture('ollama/gpt-oss-20b.cloud.tool-call.json'), context());
+    expect(validateMessage(message).ok).toBe(true);
+    expect(message.id).toBe('msg_chatcmpl-273');
+    expect(message.content.map((block) => block.type)).toEqual(['thinking', 'tool_use']);
+    expect(message.content[0]).toMatchObject({ type: 'thinking', signature: '' });
+    expect((message.content[0] as { thinking: string }).thinking).toMatch(/^The conversation: user asked/);
+    expect(message.content[1]).toEqual({
+      type: 'tool_use',
+      id: 'call_o2vnpxrw',
+      name: 'final_result',
+      input: { city: 'Paris', country: 'France' },
+    });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.usage).toEqual({
+      input_tokens: 206,
+      output_tokens: 194,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+  });
+});

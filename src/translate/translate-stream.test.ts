@@ -1,0 +1,936 @@
+import { readFileSync } from 'node:fs';
+import { createParser } from 'eventsource-parser';
+import { describe, expect, it } from 'vitest';
+import { isTransportError, type TransportError } from '../errors.js';
+import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
+import type { Message, MessageStreamEvent } from '../protocol/messages.js';
+import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { createStreamGrammar } from '../protocol/stream-grammar.js';
+import { validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
+import { encodeToolIds } from './tool-id-codec.js';
+import { StreamTranslator, translateStream, type StreamContext } from './translate-stream.js';
+
+const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
+
+type Item = ChatCompletionChunk | 'done';
+
+/** A recorded stream as translator input: `.sse` through eventsource-parser, `.chunks.jsonl` plus `[DONE]`. */
+function recorded(path: string): Item[] {
+  const text = readFileSync(new URL(path, FIXTURES), 'utf8');
+  const items: Item[] = [];
+  if (path.endsWith('.sse')) {
+    const parser = createParser({
+      onEvent: (event) =>
+        items.push(event.data === '[DONE]' ? 'done' : (JSON.parse(event.data) as ChatCompletionChunk)),
+    });
+    parser.feed(text);
+    return items;
+  }
+  for (const line of text.split('\n'))
+    if (line.trim() !== '') items.push(JSON.parse(line) as ChatCompletionChunk);
+  items.push('done');
+  return items;
+}
+
+function context(overrides: Partial<StreamContext> = {}): StreamContext {
+  let counter = 0;
+  return {
+    requestModel: 'claude-sonnet-4-5',
+    toolNames: { fromUpstream: (name) => name.replace(/^up_/, '') },
+    generateId: () => `gen${++counter}`,
+    ...overrides,
+  };
+}
+
+interface Run {
+  events: MessageStreamEvent[];
+  error: TransportError | undefined;
+}
+
+/** Drives a translator over items; `[DONE]` ends the input, as does the end of the list (EOF). */
+function run(items: readonly Item[], overrides: Partial<StreamContext> = {}): Run {
+  const translator = new StreamTranslator(context(overrides));
+  const events: MessageStreamEvent[] = [...translator.start()];
+  try {
+    let sawDone = false;
+    for (const item of items) {
+      if (item === 'done') {
+        sawDone = true;
+        break;
+      }
+      events.push(...translator.push(item));
+    }
+    events.push(...translator.finish(sawDone));
+    return { events, error: undefined };
+  } catch (error) {
+    if (!isTransportError(error)) throw error;
+    return { events, error };
+  }
+}
+
+/** Every event is valid alone and the sequence follows the grammar; returns the end-of-stream verdict. */
+function checkGrammar(events: readonly MessageStreamEvent[]): string | undefined {
+  const grammar = createStreamGrammar();
+  for (const event of events) {
+    expect(validateStreamEvent(event).ok).toBe(true);
+    expect(grammar.accept(event)).toBeUndefined();
+  }
+  return grammar.end();
+}
+
+function complete(items: readonly Item[], overrides: Partial<StreamContext> = {}): Message {
+  const { events, error } = run(items, overrides);
+  if (error !== undefined) throw error;
+  expect(checkGrammar(events)).toBeUndefined();
+  expect(events.at(-1)).toEqual({ type: 'message_stop' });
+  return accumulateStream(events);
+}
+
+/** A chunk with one choice-0 delta. */
+function delta(
+  value: Record<string, unknown>,
+  finishReason: string | null = null,
+  extra: Record<string, unknown> = {},
+): ChatCompletionChunk {
+  return { id: 'chatcmpl-1', choices: [{ index: 0, delta: value, finish_reason: finishReason }], ...extra };
+}
+
+const toolCall = (value: Record<string, unknown>): ChatCompletionChunk => delta({ tool_calls: [value] });
+const fn = (name: string | null | undefined, args?: unknown): Record<string, unknown> => ({
+  ...(name === undefined ? {} : { name }),
+  ...(args === undefined ? {} : { arguments: args }),
+});
+const finish = (reason: string, extra: Record<string, unknown> = {}): ChatCompletionChunk =>
+  delta({}, reason, extra);
+
+const ZERO_USAGE = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+};
+
+describe('translateStream on recorded streams', () => {
+  const cases: [string, Omit<Message, 'id' | 'type' | 'role' | 'model'>][] = [
+    [
+      'openai/gpt-4o-mini.tool-call.stream.sse',
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj',
+            name: 'get_capital',
+            input: { country: 'UK' },
+          },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 53,
+          output_tokens: 15,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'openai/gpt-4o-mini.after-tool-result.stream.sse',
+      {
+        content: [{ type: 'text', text: 'The capital of the UK is London.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 78,
+          output_tokens: 9,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'openai/gpt-4o.text-then-tool.chunks.jsonl',
+      {
+        content: [
+          { type: 'text', text: 'PRE_TOOL' },
+          { type: 'tool_use', id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', input: {} },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 58,
+          output_tokens: 12,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'openai/gpt-4o.text-after-tool.chunks.jsonl',
+      {
+        content: [{ type: 'text', text: 'POST_TOOL' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 86,
+          output_tokens: 2,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'azure/gpt-5-nano.model-router.chunks.jsonl',
+      {
+        content: [{ type: 'text', text: 'Capital of Denmark.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 15,
+          output_tokens: 78,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'groq/llama-3.3-70b.tool-call.chunks.jsonl',
+      {
+        content: [{ type: 'tool_use', id: 'tk85n1k4m', name: 'weather', input: {} }],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 210,
+          output_tokens: 15,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'mistral/mistral-small.tool-call.chunks.jsonl',
+      {
+        content: [
+          { type: 'tool_use', id: 'gSIMJiOkT', name: 'weather', input: { location: 'San Francisco' } },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 124,
+          output_tokens: 22,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'mistral/zai-glm.incremental-tool-call.chunks.jsonl',
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'chatcmpl-tool-9f149c74c42f265b',
+            name: 'webSearchTool',
+            input: { query: 'current Berlin weather' },
+          },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 43,
+          output_tokens: 14,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 128,
+        },
+      },
+    ],
+    [
+      'alibaba/qwen3-max.tool-call.chunks.jsonl',
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'call_eee11723464a4b9eb8cee71d',
+            name: 'weather',
+            input: { location: 'San Francisco' },
+          },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 295,
+          output_tokens: 22,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    ],
+    [
+      'anthropic-openai-compat/claude-haiku-4-5.tool-call.sse',
+      {
+        content: [
+          { type: 'text', text: 'Reading it.' },
+          { type: 'tool_use', id: 'toolu_sanitized', name: 'read_file', input: { path: 'a.txt' } },
+        ],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: ZERO_USAGE,
+      },
+    ],
+  ];
+
+  it.each(cases)('translates %s into a grammar-valid stream of the recorded answer', (path, expected) => {
+    const message = complete(recorded(path));
+    expect(validateMessage(message).ok).toBe(true);
+    expect(message).toEqual({
+      id: 'msg_gen1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      ...expected,
+    });
+  });
+
+  it.each([
+    [
+      'deepseek/deepseek-reasoner.thinking.stream.sse',
+      'Hmm, the user just said "Hello".',
+      'end_turn',
+      { input_tokens: 6, output_tokens: 212, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    ],
+    [
+      'deepseek/deepseek-reasoner.tool-call.chunks.jsonl',
+      'The user is asking for the weather in',
+      'tool_use',
+      { input_tokens: 19, output_tokens: 83, cache_creation_input_tokens: 0, cache_read_input_tokens: 320 },
+    ],
+    [
+      'groq/gpt-oss-120b.tool-call.stream.sse',
+      'We need to call the function',
+      'tool_use',
+      { input_tokens: 304, output_tokens: 49, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    ],
+    [
+      'mistral/mistral-small.thinking-content-array.chunks.jsonl',
+      'Okay, the user is asking for the product',
+      'end_turn',
+      { input_tokens: 28, output_tokens: 139, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    ],
+    [
+      'openrouter/claude-sonnet-4.5.reasoning.stream.sse',
+      'This is a simple arithmetic question. 2+2 equals 4.',
+      'end_turn',
+      { input_tokens: 43, output_tokens: 36, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    ],
+    [
+      'xai/grok-3-mini.tool-call.chunks.jsonl',
+      'First, the user is',
+      'tool_use',
+      { input_tokens: 1, output_tokens: 26, cache_creation_input_tokens: 0, cache_read_input_tokens: 290 },
+    ],
+  ])(
+    'translates the reasoning stream %s into a leading thinking block',
+    (path, thinkingStart, stopReason, usage) => {
+      const message = complete(recorded(path));
+      expect(validateMessage(message).ok).toBe(true);
+      const [first, ...rest] = message.content;
+      expect(first).toMatchObject({ type: 'thinking', signature: '' });
+      expect((first as { thinking: string }).thinking.startsWith(thinkingStart)).toBe(true);
+      expect(rest.map((block) => block.type)).toEqual([stopReason === 'tool_use' ? 'tool_use' : 'text']);
+      expect(message.stop_reason).toBe(stopReason);
+      expect(message.usage).toEqual(usage);
+    },
+  );
+
+  it('splits Magistral array content into its thinking and text (quirk 14)', () => {
+    const message = complete(recorded('mistral/mistral-small.thinking-content-array.chunks.jsonl'));
+    expect(message.content[1]).toEqual({ type: 'text', text: '391' });
+    expect((message.content[0] as { thinking: string }).thinking).toMatch(/17 \* 23 = 391\.$/);
+  });
+
+  it('emits the canonical OpenAI tool-call stream event by event', () => {
+    const { events } = run(recorded('openai/gpt-4o-mini.tool-call.stream.sse'));
+    expect(events).toEqual([
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_gen1',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-sonnet-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 0, output_tokens: 0 },
+        },
+      },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: {
+          type: 'tool_use',
+          id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj',
+          name: 'get_capital',
+          input: {},
+        },
+      },
+      ...['{"', 'country', '":"', 'UK', '"}'].map((partial_json) => ({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json },
+      })),
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: {
+          output_tokens: 15,
+          input_tokens: 53,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+      { type: 'message_stop' },
+    ]);
+  });
+
+  it('ends the Groq tool-use-failed stream (event: error, no [DONE], quirk 18) with a grammar-valid prefix and the error', () => {
+    const { events, error } = run(recorded('groq/gpt-oss-120b.tool-use-failed.stream.sse'));
+    expect(checkGrammar(events)).toMatch(/ended without message_stop/);
+    expect(events.map((event) => event.type)).not.toContain('message_stop');
+    expect(error?.code).toBe('MODEL_EHTTP');
+    expect(error?.body.error.type).toBe('invalid_request_error');
+    expect(error?.message).toMatch(/^upstream stream error 400 tool_use_failed: Tool call validation failed/);
+    const grammar = createStreamGrammar();
+    for (const event of [...events, { type: 'error', error: error!.body.error }])
+      expect(grammar.accept(event)).toBeUndefined();
+    expect(grammar.end()).toBeUndefined();
+  });
+
+  it('ends the OpenRouter stream with an error inside a chunk (quirk 17) with a grammar-valid prefix and the error', () => {
+    const { events, error } = run(recorded('openrouter/minimax-m2.stream-error.sse'));
+    expect(checkGrammar(events)).toMatch(/ended without message_stop/);
+    expect(events.map((event) => event.type)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+    ]);
+    expect(error?.message).toBe('upstream stream error 400: Token limit reached');
+    expect(error?.body.error.type).toBe('invalid_request_error');
+  });
+
+  it('yields the same events through the async translateStream as through the state machine', async () => {
+    for (const path of [
+      'openai/gpt-4o.text-then-tool.chunks.jsonl',
+      'xai/grok-3-mini.tool-call.chunks.jsonl',
+    ]) {
+      const items = recorded(path);
+      async function* source(): AsyncGenerator<Item> {
+        yield* items;
+      }
+      const events: MessageStreamEvent[] = [];
+      for await (const event of translateStream(source(), context())) events.push(event);
+      expect(events).toEqual(run(items).events);
+    }
+  });
+
+  it('stops reading at [DONE] and throws from the iteration for an error stream', async () => {
+    let readAfterDone = false;
+    async function* source(): AsyncGenerator<Item> {
+      yield delta({ content: 'hi' });
+      yield 'done';
+      readAfterDone = true;
+      yield delta({ content: 'late' });
+    }
+    const events: MessageStreamEvent[] = [];
+    for await (const event of translateStream(source(), context())) events.push(event);
+    expect(readAfterDone).toBe(false);
+    expect(accumulateStream(events).content).toEqual([{ type: 'text', text: 'hi' }]);
+
+    const items = recorded('openrouter/minimax-m2.stream-error.sse');
+    async function* failing(): AsyncGenerator<Item> {
+      yield* items;
+    }
+    const seen: MessageStreamEvent[] = [];
+    await expect(async () => {
+      for await (const event of translateStream(failing(), context())) seen.push(event);
+    }).rejects.toMatchObject({ code: 'MODEL_EHTTP' });
+    expect(seen).toHaveLength(4);
+  });
+});
+
+describe('StreamTranslator: stream ends', () => {
+  it('throws "stream ended before the model finished" at EOF with neither finish_reason nor [DONE]', () => {
+    const { events, error } = run([delta({ content: 'Hel' })]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+    expect(error?.message).toMatch(/stream ended before the model finished/);
+    expect(checkGrammar(events)).toMatch(/ended without message_stop/);
+  });
+
+  it('ends normally at EOF after a finish_reason without [DONE] (recordings without the sentinel)', () => {
+    expect(complete([delta({ content: 'Hi' }), finish('stop')]).stop_reason).toBe('end_turn');
+  });
+
+  it('maps [DONE] without any finish_reason to end_turn, or tool_use after tool calls', () => {
+    expect(complete([delta({ content: 'Hi' }), 'done']).stop_reason).toBe('end_turn');
+    expect(complete([toolCall({ index: 0, id: 'c', function: fn('f', '{}') }), 'done']).stop_reason).toBe(
+      'tool_use',
+    );
+  });
+
+  it('translates an empty stream ([DONE] only) into an empty message', () => {
+    expect(complete(['done'])).toMatchObject({ content: [], stop_reason: 'end_turn', usage: ZERO_USAGE });
+  });
+
+  it('treats finish_reason "error" as an upstream error', () => {
+    const { error } = run([delta({ content: 'x' }), finish('error'), 'done']);
+    expect([error?.code, error?.body.error.type]).toEqual(['MODEL_EHTTP', 'api_error']);
+  });
+
+  it('maps content_filter and refusal deltas to stop_reason refusal', () => {
+    expect(complete([delta({ content: 'I' }), finish('content_filter'), 'done']).stop_reason).toBe('refusal');
+    const refused = complete([
+      delta({ refusal: 'I cannot' }),
+      delta({ refusal: ' help.' }),
+      finish('stop'),
+      'done',
+    ]);
+    expect(refused.content).toEqual([{ type: 'text', text: 'I cannot help.' }]);
+    expect(refused.stop_reason).toBe('refusal');
+  });
+
+  it('reports max_tokens rather than refusal when the token limit cut a refusal', () => {
+    expect(complete([delta({ refusal: 'I cannot' }), finish('length'), 'done']).stop_reason).toBe(
+      'max_tokens',
+    );
+  });
+
+  it('refuses chunks after finish and a second finish', () => {
+    const translator = new StreamTranslator(context());
+    translator.start();
+    translator.finish(true);
+    expect(() => translator.push(delta({ content: 'x' }))).toThrow(/after the end of the stream/);
+    expect(() => translator.finish(true)).toThrow(/already finished/);
+  });
+
+  it('emits message_start on the first push when start() was not called', () => {
+    const translator = new StreamTranslator(context());
+    expect(translator.push(delta({ content: 'x' })).map((event) => event.type)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+    ]);
+    expect(translator.start()).toEqual([]);
+  });
+});
+
+describe('StreamTranslator: usage', () => {
+  it('sends the input estimate in message_start and the final usage in message_delta', () => {
+    const { events } = run(
+      [
+        delta({ content: 'x' }),
+        finish('stop'),
+        {
+          choices: [],
+          usage: { prompt_tokens: 40, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 30 } },
+        },
+        'done',
+      ],
+      { inputTokensEstimate: 37 },
+    );
+    expect(events[0]).toMatchObject({ message: { usage: { input_tokens: 37, output_tokens: 0 } } });
+    expect(events.at(-2)).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: {
+        output_tokens: 2,
+        input_tokens: 10,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 30,
+      },
+    });
+  });
+
+  it('keeps the estimate as input_tokens when the upstream sends no usage', () => {
+    const { events } = run([delta({ content: 'x' }), finish('stop'), 'done'], { inputTokensEstimate: 12 });
+    expect(events.at(-2)).toMatchObject({ usage: { output_tokens: 0, input_tokens: 12 } });
+  });
+
+  it('takes the last usage seen: finish chunk, empty-choices chunk, or a chunk with choices (quirks 7–9)', () => {
+    const usage = (completion: number) => ({ prompt_tokens: 1, completion_tokens: completion });
+    const message = complete([
+      delta({ content: 'a' }, null, { usage: null }),
+      delta({}, 'stop', { usage: usage(1) }),
+      { choices: [], usage: usage(2) },
+      delta({ role: 'assistant', content: '' }, null, { usage: usage(3) }),
+      'done',
+    ]);
+    expect(message.usage.output_tokens).toBe(3);
+  });
+});
+
+describe('StreamTranslator: text and thinking', () => {
+  it('emits reasoning and text live, one block each, thinking first', () => {
+    const { events } = run([
+      delta({ role: 'assistant', content: null, reasoning_content: '' }),
+      delta({ reasoning_content: 'Let ' }),
+      delta({ reasoning_content: 'me think.' }),
+      delta({ content: 'Hi', reasoning_content: null }),
+      delta({ role: 'assistant', content: ' there' }),
+      finish('stop'),
+      'done',
+    ]);
+    expect(events.slice(1, -2)).toEqual([
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let ' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'me think.' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hi' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: ' there' } },
+      { type: 'content_block_stop', index: 1 },
+    ]);
+  });
+
+  it('reads reasoning from reasoning, then reasoning_details, one source per delta', () => {
+    const message = complete([
+      delta({ reasoning: 'A', reasoning_details: [{ type: 'reasoning.text', text: 'A' }] }),
+      delta({ reasoning: null, reasoning_details: [{ type: 'reasoning.text', text: 'B' }] }),
+      finish('stop'),
+    ]);
+    expect(message.content).toEqual([{ type: 'thinking', thinking: 'AB', signature: '' }]);
+  });
+
+  it('opens a new block each time the kind changes', () => {
+    const message = complete([
+      delta({ reasoning_content: 'r1' }),
+      delta({ content: 't1' }),
+      delta({ reasoning_content: 'r2' }),
+      finish('stop'),
+    ]);
+    expect(message.content.map((block) => block.type)).toEqual(['thinking', 'text', 'thinking']);
+  });
+
+  it('ignores choices other than choice 0 and chunks with only prompt_filter_results (quirk 19)', () => {
+    const message = complete([
+      { id: '', model: '', choices: [], prompt_filter_results: [{ prompt_index: 0 }] },
+      { choices: [{ index: 1, delta: { content: 'other choice' } }] },
+      {
+        choices: [
+          { index: 1, delta: { content: 'B' } },
+          { index: 0, delta: { content: 'A' } },
+        ],
+      },
+      finish('stop'),
+    ]);
+    expect(message.content).toEqual([{ type: 'text', text: 'A' }]);
+  });
+});
+
+describe('StreamTranslator: tool calls', () => {
+  it('streams the first call live and buffers interleaved parallel calls, flushing them whole in index order', () => {
+    const { events } = run([
+      toolCall({ index: 0, id: 'call_a', type: 'function', function: fn('up_read', '') }),
+      toolCall({ index: 0, function: fn(undefined, '{"path":') }),
+      toolCall({ index: 1, id: 'call_b', type: 'function', function: fn('write', '{"pa') }),
+      toolCall({ index: 0, function: fn(undefined, '"a.txt"}') }),
+      toolCall({ index: 1, function: fn(undefined, 'th":"b.txt"}') }),
+      finish('tool_calls'),
+      'done',
+    ]);
+    expect(events.slice(1, -2)).toEqual([
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'call_a', name: 'read', input: {} },
+      },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"path":' },
+      },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '"a.txt"}' },
+      },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'call_b', name: 'write', input: {} },
+      },
+      {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'input_json_delta', partial_json: '{"path":"b.txt"}' },
+      },
+      { type: 'content_block_stop', index: 1 },
+    ]);
+  });
+
+  it('flushes buffered calls by index even when they started out of order', () => {
+    const message = complete([
+      toolCall({ index: 2, id: 'c2', function: fn('f', '{"n":2}') }),
+      toolCall({ index: 1, id: 'c1', function: fn('f', '{"n":1}') }),
+      toolCall({ index: 0, id: 'c0', function: fn('f', '{"n":0}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content.map((block) => (block as { id: string }).id)).toEqual(['c2', 'c0', 'c1']);
+  });
+
+  it('starts a new call for each index-less fragment with a name or a new id, and continues by id or the last call (quirk 2)', () => {
+    const message = complete([
+      delta({ tool_calls: [{ id: 'a', function: fn('f', '{"x":') }] }),
+      delta({ tool_calls: [{ function: fn(undefined, '1}') }] }),
+      delta({ tool_calls: [{ id: 'b', function: fn('g', '{"z":') }] }),
+      delta({ tool_calls: [{ id: 'c', function: fn('h', '{"y":2}') }] }),
+      delta({ tool_calls: [{ id: 'b', function: fn(undefined, '3}') }] }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'a', name: 'f', input: { x: 1 } },
+      { type: 'tool_use', id: 'b', name: 'g', input: { z: 3 } },
+      { type: 'tool_use', id: 'c', name: 'h', input: { y: 2 } },
+    ]);
+  });
+
+  it('treats two index-less whole calls in one chunk as two calls (Mistral, quirk 1)', () => {
+    const message = complete([
+      delta(
+        {
+          tool_calls: [
+            { id: 'a', function: fn('f', '{"n":1}') },
+            { id: 'b', function: fn('f', '{"n":2}') },
+          ],
+        },
+        'tool_calls',
+      ),
+    ]);
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'a', name: 'f', input: { n: 1 } },
+      { type: 'tool_use', id: 'b', name: 'f', input: { n: 2 } },
+    ]);
+  });
+
+  it('accepts tool-call indexes that start at 1 (quirk 4)', () => {
+    const message = complete([
+      delta({ content: 'Reading.' }),
+      toolCall({ index: 1, id: 'c1', function: fn('read', '{"p":1}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toEqual([
+      { type: 'text', text: 'Reading.' },
+      { type: 'tool_use', id: 'c1', name: 'read', input: { p: 1 } },
+    ]);
+  });
+
+  it('holds fragments until the name is known, then opens the block with them', () => {
+    const { events } = run([
+      toolCall({ index: 0, id: 'c', function: fn(undefined, '{"a"') }),
+      toolCall({ index: 0, function: fn('f') }),
+      toolCall({ index: 0, function: fn(undefined, ':1}') }),
+      finish('tool_calls'),
+    ]);
+    expect(events.slice(1, -2)).toEqual([
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'c', name: 'f', input: {} },
+      },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"a"' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: ':1}' } },
+      { type: 'content_block_stop', index: 0 },
+    ]);
+  });
+
+  it('never overwrites a known id or name with an empty one (quirk 3)', () => {
+    const message = complete([
+      toolCall({ index: 0, id: 'call_1', type: 'function', function: fn('f', '') }),
+      toolCall({ index: 0, id: '', type: 'function', function: fn('', '{"q":') }),
+      toolCall({ index: 0, id: null, function: fn(null, '1}') }),
+      toolCall({ index: 0, id: '', type: 'function', function: fn(undefined, '') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: { q: 1 } }]);
+  });
+
+  it('stringifies arguments sent as an object once', () => {
+    const { events } = run([
+      toolCall({ index: 0, id: 'c', function: fn('f', { a: [1, { b: 'x' }] }) }),
+      finish('tool_calls'),
+    ]);
+    expect(events.filter((event) => event.type === 'content_block_delta')).toEqual([
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"a":[1,{"b":"x"}]}' },
+      },
+    ]);
+  });
+
+  it('sends no input_json_delta for a call without arguments, or with whitespace only', () => {
+    for (const args of [undefined, '', ' \n ']) {
+      const { events } = run([
+        toolCall({ index: 0, id: 'c', function: fn('f', args) }),
+        toolCall({ index: 0, function: fn(undefined, args) }),
+        finish('tool_calls'),
+      ]);
+      expect(events.filter((event) => event.type === 'content_block_delta')).toEqual([]);
+      expect(accumulateStream(events).content).toEqual([{ type: 'tool_use', id: 'c', name: 'f', input: {} }]);
+    }
+  });
+
+  it('sends leading whitespace fragments together with the first real content', () => {
+    const { events } = run([
+      toolCall({ index: 0, id: 'c', function: fn('f', ' ') }),
+      toolCall({ index: 0, function: fn(undefined, '\n') }),
+      toolCall({ index: 0, function: fn(undefined, '{}') }),
+      finish('tool_calls'),
+    ]);
+    expect(events.filter((event) => event.type === 'content_block_delta')).toEqual([
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: ' \n{}' } },
+    ]);
+  });
+
+  it('closes the tool block when text follows, and may stream a later call live', () => {
+    const message = complete([
+      toolCall({ index: 0, id: 'a', function: fn('f', '{}') }),
+      delta({ content: 'Now the second.' }),
+      toolCall({ index: 1, id: 'b', function: fn('g', '{"k":') }),
+      toolCall({ index: 1, function: fn(undefined, 'true}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'a', name: 'f', input: {} },
+      { type: 'text', text: 'Now the second.' },
+      { type: 'tool_use', id: 'b', name: 'g', input: { k: true } },
+    ]);
+  });
+
+  it('refuses arguments for a call whose block was already closed', () => {
+    const { error } = run([
+      toolCall({ index: 0, id: 'a', function: fn('f', '{"x":') }),
+      delta({ content: 'interruption' }),
+      toolCall({ index: 0, function: fn(undefined, '1}') }),
+    ]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+    expect(error?.message).toMatch(
+      /tool call #0 \(name "f", id "a"\) received more arguments after its block was closed/,
+    );
+  });
+
+  it.each([
+    ['malformed JSON', ['{"city": "Par'], /arguments that are not valid JSON: "\{\\"city\\": \\"Par"/],
+    ['a JSON array', ['[1,', '2]'], /arguments that are an array, not a JSON object/],
+    ['an array value', [[1]], /arguments that are an array, not a JSON object/],
+  ])('refuses tool arguments that are %s, naming the call', (_name, fragments, pattern) => {
+    const { events, error } = run([
+      toolCall({ index: 0, id: 'ok', function: fn('f', '{}') }),
+      toolCall({ index: 1, id: 'call_9', function: fn('up_weather') }),
+      ...fragments.map((fragment) => toolCall({ index: 1, function: fn(undefined, fragment) })),
+      finish('tool_calls'),
+      'done',
+    ]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+    expect(error?.message).toMatch(/tool call #1 \(name "up_weather", id "call_9"\)/);
+    expect(error?.message).toMatch(pattern);
+    expect(checkGrammar(events)).toMatch(/ended without message_stop/);
+  });
+
+  it('keeps cut-off arguments as they are when the token limit ended the stream', () => {
+    const { events, error } = run([
+      toolCall({ index: 0, id: 'c', function: fn('f', '{"text": "abc') }),
+      finish('length'),
+      'done',
+    ]);
+    expect(error).toBeUndefined();
+    expect(checkGrammar(events)).toBeUndefined();
+    expect(events.filter((event) => event.type === 'content_block_delta')).toEqual([
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"text": "abc' },
+      },
+    ]);
+    expect(events.at(-2)).toMatchObject({ delta: { stop_reason: 'max_tokens' } });
+  });
+
+  it('refuses a call that never received a name, and drops one that carried nothing', () => {
+    const { error } = run([
+      toolCall({ index: 0, id: 'c', function: fn(undefined, '{}') }),
+      finish('tool_calls'),
+    ]);
+    expect(error?.message).toMatch(/tool call #0 \(no name, id "c"\) never received a function name/);
+    const message = complete([delta({ content: 'x' }), toolCall({ index: 3 }), finish('stop')]);
+    expect(message.content).toEqual([{ type: 'text', text: 'x' }]);
+    expect(message.stop_reason).toBe('end_turn');
+  });
+
+  it('maps finish_reason stop after tool calls to tool_use (quirk 6)', () => {
+    expect(
+      complete([toolCall({ index: 0, id: 'c', function: fn('f', '{}') }), finish('stop')]).stop_reason,
+    ).toBe('tool_use');
+  });
+
+  it('assigns ids as encodeToolIds does for the same calls: repeats numbered, missing ids generated', () => {
+    const providerIds = ['dup', 'dup', '', 'functions.read:0', 'dup', 'tpx_x'];
+    const message = complete([
+      ...providerIds.map((id, index) => toolCall({ index, id, function: fn('f', '{}') })),
+      finish('tool_calls'),
+    ]);
+    let counter = 1; // the message id took gen1
+    const expected = encodeToolIds(providerIds, () => `gen${++counter}`);
+    expect(message.content.map((block) => (block as { id: string }).id)).toEqual(expected);
+    expect(expected).toEqual([
+      'dup',
+      'tpx_d2eZHVw',
+      'tpx_ggen2',
+      'tpx_eZnVuY3Rpb25zLnJlYWQ6MA',
+      'tpx_d3eZHVw',
+      'tpx_edHB4X3g',
+    ]);
+  });
+
+  it('keeps the first id when a later fragment of an open block brings another', () => {
+    const message = complete([
+      toolCall({ index: 0, function: fn('f', '{') }),
+      toolCall({ index: 0, id: 'late', function: fn(undefined, '}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toEqual([{ type: 'tool_use', id: 'tpx_ggen2', name: 'f', input: {} }]);
+  });
+
+  it.each<[string, unknown]>([
+    ['a null chunk', null],
+    ['choices that is an object', { choices: {} }],
+    ['a delta that is a string', { choices: [{ index: 0, delta: 'x' }] }],
+    ['content that is a number', { choices: [{ index: 0, delta: { content: 5 } }] }],
+    ['tool_calls that is an object', { choices: [{ index: 0, delta: { tool_calls: {} } }] }],
+    ['a tool call that is a string', { choices: [{ index: 0, delta: { tool_calls: ['x'] } }] }],
+  ])('throws MODEL_EPROTO, not a TypeError, for %s', (_name, chunk) => {
+    const { error } = run([chunk as ChatCompletionChunk]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+  });
+
+  it('translates a stream of 100 000 argument fragments in linear time, without re-sending any', () => {
+    const fragments = ['{"data":"', ...Array.from({ length: 100_000 }, () => 'abcde'), '"}'];
+    const translator = new StreamTranslator(context());
+    const events = [...translator.start()];
+    events.push(...translator.push(toolCall({ index: 0, id: 'c', function: fn('f', '') })));
+    for (const fragment of fragments)
+      events.push(...translator.push(toolCall({ index: 0, function: fn(undefined, fragment) })));
+    events.push(...translator.finish(true));
+    const sent = events.flatMap((event) =>
+      event.type === 'content_block_delta' && event.delta.type === 'input_json_delta'
+        ? [event.delta.partial_json]
+        : [],
+    );
+    expect(sent).toHaveLength(fragments.length);
+    expect(sent.join('').length).toBe(fragments.join('').length);
+  });
+});
