@@ -21,8 +21,8 @@ import type { Message, MessageStreamEvent } from './messages.js';
  * - `ping` and unknown event types are skipped.
  *
  * @throws TransportError `MODEL_EPROTO` when the events do not form one complete message: no
- *   `message_start`, no `message_stop`, an `error` event, a delta for a block that does not exist, or tool
- *   input that is not a JSON object.
+ *   `message_start`, no `message_stop`, an `error` event, a delta for a block that does not exist, a tool
+ *   block whose input never reached its `content_block_stop`, or tool input that is not a JSON object.
  */
 export function accumulateStream(events: Iterable<MessageStreamEvent>): Message {
   let message: Message | undefined;
@@ -112,8 +112,15 @@ export function accumulateStream(events: Iterable<MessageStreamEvent>): Message 
         }
         break;
       }
-      case 'message_stop':
+      case 'message_stop': {
+        const unstopped = [...fragments.keys()];
+        if (unstopped.length > 0) {
+          throw incomplete(
+            `the tool input of block ${unstopped[0]} was never completed (no content_block_stop)`,
+          );
+        }
         return message;
+      }
       default:
         break;
     }

@@ -107,7 +107,7 @@ function tooBig(limit: number, provider: ProviderName): TransportError {
   return new TransportError(
     'MODEL_ETOOBIG',
     `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
-    { provider, type: 'api_error', status: 502 },
+    { provider },
   );
 }
 

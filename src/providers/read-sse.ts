@@ -31,7 +31,7 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
         parseFailure = new TransportError(
           'MODEL_ETOOBIG',
           `an event in the ${context.provider} stream is larger than the limit of ${context.maxResponseBytes} bytes`,
-          { provider: context.provider, type: 'api_error', status: 502 },
+          { provider: context.provider },
         );
       }
     },
@@ -46,7 +46,7 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
         throw new TransportError(
           'MODEL_ETOOBIG',
           `the ${context.provider} stream is larger than the limit of ${context.maxResponseBytes} bytes (maxResponseBytes)`,
-          { provider: context.provider, type: 'api_error', status: 502 },
+          { provider: context.provider },
         );
       }
       parser.feed(decoder.decode(buffer, { stream: true }));

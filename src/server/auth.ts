@@ -22,7 +22,9 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 /** The credential a client presented in each header, when present. */
-export function presentedCredentials(headers: Readonly<Record<string, string | string[] | undefined>>): string[] {
+export function presentedCredentials(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): string[] {
   const found: string[] = [];
   const apiKey = single(headers['x-api-key']);
   if (apiKey !== undefined && apiKey !== '') found.push(apiKey.trim());

@@ -12,10 +12,16 @@ import type { Exchange } from './exchange.js';
 import type { JsonResponse } from './types.js';
 
 /** Answers a count_tokens exchange with `{"input_tokens": n}` (plus any fields Anthropic adds). */
-export async function handleCountTokens(transport: ModelTransport, exchange: Exchange): Promise<JsonResponse> {
+export async function handleCountTokens(
+  transport: ModelTransport,
+  exchange: Exchange,
+): Promise<JsonResponse> {
   const { raw, value } = await exchange.readJsonObject();
   if (transport.countTokens === undefined) {
-    throw proxyError(404, 'this transport cannot count tokens: POST /v1/messages/count_tokens is not available');
+    throw proxyError(
+      404,
+      'this transport cannot count tokens: POST /v1/messages/count_tokens is not available',
+    );
   }
   // The transport validates the whole request (model, messages, blocks) before counting.
   const count = await transport.countTokens(value as CountTokensRequest, exchange.exchangeOptions(raw));

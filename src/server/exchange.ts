@@ -101,7 +101,10 @@ export class Exchange {
       throw proxyError(400, `the request body is not valid JSON: ${reason}`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw proxyError(400, `the request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+      throw proxyError(
+        400,
+        `the request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}`,
+      );
     }
     const model = (value as { model?: unknown }).model;
     if (typeof model === 'string') this.model = model;
@@ -136,7 +139,12 @@ export class Exchange {
 
   /** A JSON answer, logged. */
   json(status: number, body: string, level: 'debug' | 'info' = 'info'): JsonResponse {
-    const response: JsonResponse = { kind: 'json', status, headers: this.responseHeaders('application/json'), body };
+    const response: JsonResponse = {
+      kind: 'json',
+      status,
+      headers: this.responseHeaders('application/json'),
+      body,
+    };
     this.log(status, undefined, { responseBody: body }, level);
     return response;
   }

@@ -19,11 +19,18 @@ const MESSAGE: Message = {
 };
 
 const EVENTS: MessageStreamEvent[] = [
-  { type: 'message_start', message: { ...MESSAGE, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } },
+  {
+    type: 'message_start',
+    message: { ...MESSAGE, content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } },
+  },
   { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
   { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
   { type: 'content_block_stop', index: 0 },
-  { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } },
+  {
+    type: 'message_delta',
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: 3 },
+  },
   { type: 'message_stop' },
 ];
 
@@ -40,7 +47,10 @@ interface Call {
 }
 
 /** A transport whose behaviour each test sets, recording every call. */
-function fakeTransport(overrides: Partial<ModelTransport> = {}): { transport: ModelTransport; calls: Call[] } {
+function fakeTransport(overrides: Partial<ModelTransport> = {}): {
+  transport: ModelTransport;
+  calls: Call[];
+} {
   const calls: Call[] = [];
   const transport: ModelTransport = {
     provider: 'anthropic',
@@ -105,7 +115,12 @@ function captureLogs(): { logger: pino.Logger; lines: () => Record<string, unkno
 }
 
 function handlerFor(transport: ModelTransport, options: Partial<MessagesHandlerOptions> = {}) {
-  return createMessagesHandler({ transport, logger: pino({ enabled: false }), generateRequestId: () => 'req_own', ...options });
+  return createMessagesHandler({
+    transport,
+    logger: pino({ enabled: false }),
+    generateRequestId: () => 'req_own',
+    ...options,
+  });
 }
 
 function asJson(response: ProxyResponse): JsonResponse {
@@ -123,7 +138,9 @@ async function collect(response: ProxyResponse): Promise<string[]> {
 describe('POST /v1/messages', () => {
   it('answers a non-streaming request with the message as JSON and the upstream request-id', async () => {
     const { transport } = fakeTransport();
-    const response = asJson(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })));
+    const response = asJson(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })),
+    );
     expect(response.status).toBe(200);
     expect(response.headers).toEqual({ 'content-type': 'application/json', 'request-id': 'req_upstream' });
     expect(JSON.parse(response.body)).toEqual(MESSAGE);
@@ -144,7 +161,10 @@ describe('POST /v1/messages', () => {
       }),
     );
     const call = calls[0]!;
-    expect(call.options.headers).toEqual({ 'anthropic-version': '2026-10-21', 'anthropic-beta': 'tools-2099' });
+    expect(call.options.headers).toEqual({
+      'anthropic-version': '2026-10-21',
+      'anthropic-beta': 'tools-2099',
+    });
     expect(call.options.query).toBe('beta=true');
     expect(Buffer.from(call.options.rawBody as Uint8Array).toString('utf8')).toBe(REQUEST_BODY);
     expect(call.options.signal).toBeInstanceOf(AbortSignal);
@@ -152,7 +172,9 @@ describe('POST /v1/messages', () => {
 
   it('answers invalid JSON with a 400 invalid_request_error naming the problem', async () => {
     const { transport, calls } = fakeTransport();
-    const response = asJson(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: '{"model": ' })));
+    const response = asJson(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: '{"model": ' })),
+    );
     expect(response.status).toBe(400);
     const body = JSON.parse(response.body);
     expect(body.type).toBe('error');
@@ -179,7 +201,9 @@ describe('POST /v1/messages', () => {
       headers: { 'retry-after': '7', 'anthropic-ratelimit-requests-remaining': '0', 'x-internal': 'no' },
     });
     const { transport } = fakeTransport({ send: () => Promise.reject(error) });
-    const response = asJson(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })));
+    const response = asJson(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })),
+    );
     expect(response.status).toBe(429);
     expect(response.headers).toEqual({
       'content-type': 'application/json',
@@ -196,7 +220,9 @@ describe('POST /v1/messages', () => {
 
   it('answers an unexpected exception as a 500 api_error without its internals', async () => {
     const { transport } = fakeTransport({ send: () => Promise.reject(new Error('secret internal detail')) });
-    const response = asJson(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })));
+    const response = asJson(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: REQUEST_BODY })),
+    );
     expect(response.status).toBe(500);
     expect(JSON.parse(response.body).error.type).toBe('api_error');
     expect(response.body).not.toContain('secret internal detail');
@@ -210,6 +236,7 @@ describe('POST /v1/messages with "stream": true', () => {
     const { transport } = fakeTransport();
     const response = await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY }));
     expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers['cache-control']).toBe('no-cache');
     expect(response.headers['request-id']).toBe('req_own');
     const frames = await collect(response);
     expect(frames).toEqual(EVENTS.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
@@ -223,7 +250,9 @@ describe('POST /v1/messages with "stream": true', () => {
         throw new TransportError('MODEL_ETRANSPORT', 'connection refused', { provider: 'tpx' });
       },
     });
-    const response = asJson(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY })));
+    const response = asJson(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY })),
+    );
     expect(response.status).toBe(502);
     expect(JSON.parse(response.body).error).toEqual({ type: 'api_error', message: 'connection refused' });
   });
@@ -235,7 +264,9 @@ describe('POST /v1/messages with "stream": true', () => {
         throw new TransportError('MODEL_EHTTP', 'overloaded', { status: 529, type: 'overloaded_error' });
       },
     });
-    const frames = await collect(await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY })));
+    const frames = await collect(
+      await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY })),
+    );
     expect(frames).toHaveLength(2);
     expect(frames[1]).toBe(
       'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"overloaded"},"request_id":"req_own"}\n\n',
@@ -253,7 +284,9 @@ describe('POST /v1/messages with "stream": true', () => {
         }
       },
     });
-    const response = (await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY }))) as SseResponse;
+    const response = (await handlerFor(transport)(
+      inbound('POST', '/v1/messages', { body: STREAM_BODY }),
+    )) as SseResponse;
     for await (const frame of response.frames) {
       expect(frame).toContain('message_start');
       break;
@@ -295,14 +328,21 @@ describe('routing and authentication', () => {
     const handle = handlerFor(transport, { proxyToken: 'proxy-token-1' });
     const denied = asJson(await handle(inbound('POST', '/v1/messages', { body: REQUEST_BODY })));
     const wrong = asJson(
-      await handle(inbound('POST', '/v1/messages', { body: REQUEST_BODY, headers: { 'x-api-key': 'proxy-token-2' } })),
+      await handle(
+        inbound('POST', '/v1/messages', { body: REQUEST_BODY, headers: { 'x-api-key': 'proxy-token-2' } }),
+      ),
     );
     const viaKey = asJson(
-      await handle(inbound('POST', '/v1/messages', { body: REQUEST_BODY, headers: { 'x-api-key': 'proxy-token-1' } })),
+      await handle(
+        inbound('POST', '/v1/messages', { body: REQUEST_BODY, headers: { 'x-api-key': 'proxy-token-1' } }),
+      ),
     );
     const viaBearer = asJson(
       await handle(
-        inbound('POST', '/v1/messages', { body: REQUEST_BODY, headers: { authorization: 'Bearer proxy-token-1' } }),
+        inbound('POST', '/v1/messages', {
+          body: REQUEST_BODY,
+          headers: { authorization: 'Bearer proxy-token-1' },
+        }),
       ),
     );
     expect([denied.status, wrong.status, viaKey.status, viaBearer.status]).toEqual([401, 401, 200, 200]);
@@ -312,9 +352,15 @@ describe('routing and authentication', () => {
 
   it('answers /healthz with the provider and its reason, without the proxy token', async () => {
     const { transport } = fakeTransport();
-    const response = asJson(await handlerFor(transport, { proxyToken: 'proxy-token-1' })(inbound('GET', '/healthz')));
+    const response = asJson(
+      await handlerFor(transport, { proxyToken: 'proxy-token-1' })(inbound('GET', '/healthz')),
+    );
     expect(response.status).toBe(200);
-    expect(JSON.parse(response.body)).toEqual({ ok: true, provider: 'anthropic', reason: 'ANTHROPIC_API_KEY is set' });
+    expect(JSON.parse(response.body)).toEqual({
+      ok: true,
+      provider: 'anthropic',
+      reason: 'ANTHROPIC_API_KEY is set',
+    });
   });
 });
 
@@ -334,9 +380,7 @@ describe('count_tokens and models', () => {
 
   it('answers 404 for count_tokens and models when the transport cannot do them', async () => {
     const { transport } = fakeTransport();
-    const bare: ModelTransport = { ...transport, countTokens: undefined, listModels: undefined } as ModelTransport;
-    delete (bare as { countTokens?: unknown }).countTokens;
-    delete (bare as { listModels?: unknown }).listModels;
+    const { countTokens: _count, listModels: _list, ...bare } = transport;
     const handle = handlerFor(bare);
     const count = asJson(await handle(inbound('POST', '/v1/messages/count_tokens', { body: REQUEST_BODY })));
     const models = asJson(await handle(inbound('GET', '/v1/models')));
@@ -383,17 +427,25 @@ describe('exchange logs', () => {
     const { transport } = fakeTransport();
     const { logger, lines } = captureLogs();
     const response = await handlerFor(transport, { logger })(
-      inbound('POST', '/v1/messages', { body: JSON.stringify({ ...JSON.parse(REQUEST_BODY), stream: true }) }),
+      inbound('POST', '/v1/messages', {
+        body: JSON.stringify({ ...JSON.parse(REQUEST_BODY), stream: true }),
+      }),
     );
     expect(lines()).toHaveLength(0);
     await collect(response);
-    expect(lines()[0]).toMatchObject({ stream: true, status: 200, usage: { input_tokens: 12, output_tokens: 3 } });
+    expect(lines()[0]).toMatchObject({
+      stream: true,
+      status: 200,
+      usage: { input_tokens: 12, output_tokens: 3 },
+    });
   });
 
   it('logs bodies only with logBodies', async () => {
     const { transport } = fakeTransport();
     const { logger, lines } = captureLogs();
-    await handlerFor(transport, { logger, logBodies: true })(inbound('POST', '/v1/messages', { body: REQUEST_BODY }));
+    await handlerFor(transport, { logger, logBodies: true })(
+      inbound('POST', '/v1/messages', { body: REQUEST_BODY }),
+    );
     expect(lines()[0]).toMatchObject({ requestBody: REQUEST_BODY, responseBody: JSON.stringify(MESSAGE) });
   });
 });

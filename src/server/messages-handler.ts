@@ -67,7 +67,11 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     logBodies: options.logBodies ?? false,
     generateRequestId: options.generateRequestId ?? generateRequestId,
   };
-  const healthBody = JSON.stringify({ ok: true, provider: transport.selection.provider, reason: transport.selection.reason });
+  const healthBody = JSON.stringify({
+    ok: true,
+    provider: transport.selection.provider,
+    reason: transport.selection.reason,
+  });
 
   async function sendMessage(exchange: Exchange): Promise<ProxyResponse> {
     const { raw, value } = await exchange.readJsonObject();
@@ -85,7 +89,9 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     const iterator = transport.stream(request, exchangeOptions)[Symbol.asyncIterator]();
     const first = await iterator.next();
     if (first.done === true) {
-      throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', { provider: transport.provider });
+      throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', {
+        provider: transport.provider,
+      });
     }
     return streamResponse(exchange, first.value, iterator);
   }
@@ -124,7 +130,9 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
         exchange.log(200, failure, { clientClosed: signal.aborted || state === 'streaming' });
       }
     }
-    return { kind: 'sse', status: 200, headers: exchange.responseHeaders(SSE_CONTENT_TYPE), frames: frames() };
+    const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);
+    headers['cache-control'] = 'no-cache';
+    return { kind: 'sse', status: 200, headers, frames: frames() };
   }
 
   async function listModels(exchange: Exchange): Promise<JsonResponse> {
@@ -137,7 +145,8 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     const { method } = exchange.request;
     const { path } = exchange;
     const allowed = ROUTE_METHODS.get(path);
-    if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return exchange.json(200, healthBody, 'debug');
+    if (path === '/healthz' && (method === 'GET' || method === 'HEAD'))
+      return exchange.json(200, healthBody, 'debug');
     if (!isAuthorised(exchange.request.headers)) {
       throw proxyError(
         401,

@@ -73,7 +73,12 @@ function createBodyReader(request: IncomingMessage, maxBytes: number) {
         };
         const onGone = () => {
           stop();
-          reject(new TransportError('MODEL_EABORTED', 'the client closed the connection before sending the whole body'));
+          reject(
+            new TransportError(
+              'MODEL_EABORTED',
+              'the client closed the connection before sending the whole body',
+            ),
+          );
         };
         request.on('data', onData);
         request.on('end', onEnd);
@@ -97,7 +102,11 @@ function drained(response: ServerResponse): Promise<void> {
   });
 }
 
-async function writeResponse(response: ServerResponse, answer: ProxyResponse, closeConnection: boolean): Promise<void> {
+async function writeResponse(
+  response: ServerResponse,
+  answer: ProxyResponse,
+  closeConnection: boolean,
+): Promise<void> {
   const headers: Record<string, string> = { ...answer.headers };
   if (closeConnection) headers['connection'] = 'close';
   if (answer.kind === 'json') {
@@ -154,7 +163,8 @@ export function createNodeListener(
       answer = errorResponse(error, generateRequestId());
     }
     // A body that was refused or left half-read leaves the connection in an unknown state: close it.
-    const closeConnection = body.state === 'refused' || body.state === 'reading' || options.isClosing?.() === true;
+    const closeConnection =
+      body.state === 'refused' || body.state === 'reading' || options.isClosing?.() === true;
     try {
       await writeResponse(response, answer, closeConnection);
     } catch {

@@ -19,7 +19,10 @@ export function isPassedBack(name: string): boolean {
 }
 
 /** Copies the headers worth passing back from `source` into `target` (names lower-cased). */
-export function passBackHeaders(source: Readonly<Record<string, string>>, target: Record<string, string>): void {
+export function passBackHeaders(
+  source: Readonly<Record<string, string>>,
+  target: Record<string, string>,
+): void {
   for (const name in source) {
     const lower = name.toLowerCase();
     if (isPassedBack(lower)) target[lower] = source[name]!;

@@ -91,10 +91,16 @@ function checkOptions(options: ServeOptions): void {
     throw new TransportError('MODEL_ECONFIG', `port must be an integer from 0 to 65535, got ${String(port)}`);
   }
   if (maxRequestBytes !== undefined && (!Number.isInteger(maxRequestBytes) || maxRequestBytes <= 0)) {
-    throw new TransportError('MODEL_ECONFIG', `maxRequestBytes must be a positive integer, got ${String(maxRequestBytes)}`);
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `maxRequestBytes must be a positive integer, got ${String(maxRequestBytes)}`,
+    );
   }
   if (shutdownGraceMs !== undefined && (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0)) {
-    throw new TransportError('MODEL_ECONFIG', `shutdownGraceMs must be a number of milliseconds ≥ 0, got ${String(shutdownGraceMs)}`);
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `shutdownGraceMs must be a number of milliseconds ≥ 0, got ${String(shutdownGraceMs)}`,
+    );
   }
 }
 
@@ -103,7 +109,11 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
       reject(
-        new TransportError('MODEL_ECONFIG', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error }),
+        new TransportError(
+          'MODEL_ECONFIG',
+          `cannot listen on ${host}:${port}: ${error.code ?? error.message}`,
+          { cause: error },
+        ),
       );
     };
     const onListening = () => {
@@ -190,7 +200,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       clearTimeout(timer);
     }
     if (inFlight.size > 0) {
-      logger.warn({ inFlight: inFlight.size, shutdownGraceMs }, 'shutdown grace period over: cancelling exchanges in flight');
+      logger.warn(
+        { inFlight: inFlight.size, shutdownGraceMs },
+        'shutdown grace period over: cancelling exchanges in flight',
+      );
       for (const controller of inFlight) {
         controller.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
       }

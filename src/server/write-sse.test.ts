@@ -7,7 +7,9 @@ describe('encodeSseFrame', () => {
   });
 
   it('splits multi-line data into one data line per line, whatever the line ending', () => {
-    expect(encodeSseFrame('note', 'a\nb\r\nc\rd')).toBe('event: note\ndata: a\ndata: b\ndata: c\ndata: d\n\n');
+    expect(encodeSseFrame('note', 'a\nb\r\nc\rd')).toBe(
+      'event: note\ndata: a\ndata: b\ndata: c\ndata: d\n\n',
+    );
   });
 
   it('refuses an event name with a line feed or a carriage return', () => {

@@ -60,7 +60,10 @@ describe('estimateInputTokens', () => {
   it('counts at least as many tokens as the cl100k tokenizer finds in the text', async () => {
     const countText = await loadTokenCounter();
     const text = 'The quick brown fox jumps over the lazy dog. <|endoftext|> '.repeat(20);
-    const estimate = estimateInputTokens({ model: 'm', messages: [{ role: 'user', content: text }] }, countText);
+    const estimate = estimateInputTokens(
+      { model: 'm', messages: [{ role: 'user', content: text }] },
+      countText,
+    );
     expect(estimate).toBeGreaterThan(countText(text));
   });
 });

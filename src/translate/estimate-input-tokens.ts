@@ -51,7 +51,8 @@ function addDocument(block: Record<string, unknown>, tally: Tally): void {
       if (typeof data === 'string') tally.text.push(data);
       return;
     case 'base64':
-      if (typeof data === 'string') tally.fixedTokens += Math.ceil((data.length * 0.75) / DOCUMENT_BYTES_PER_TOKEN);
+      if (typeof data === 'string')
+        tally.fixedTokens += Math.ceil((data.length * 0.75) / DOCUMENT_BYTES_PER_TOKEN);
       return;
     case 'content':
       addContent(source['content'], tally);

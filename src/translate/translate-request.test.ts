@@ -177,6 +177,10 @@ describe('translateRequest: top-level fields', () => {
 
   it('refuses a request without messages', () => {
     expect(refusal(request({ messages: [] }))).toBe('messages must contain at least one message');
+
+    expect(refusal(request({ messages: [{ role: 'assistant', content: ' ' }] }))).toBe(
+      'messages holds nothing to send: its only message is a blank assistant message',
+    );
   });
 });
 

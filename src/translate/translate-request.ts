@@ -363,6 +363,9 @@ function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): Ch
       }
     }
   });
+  if (messages.length === 0) {
+    invalid('messages holds nothing to send: its only message is a blank assistant message');
+  }
   return messages;
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../errors.js';
@@ -343,7 +343,25 @@ describe('translateResponse', () => {
   });
 });
 
+/** Every recorded JSON body, as a path under `upstream-openai-compat/`. */
+const recordedBodies = readdirSync(FIXTURES, { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.json'))
+  .sort();
+
 describe('translateResponse on recorded responses', () => {
+  it('finds the recorded bodies', () => {
+    expect(recordedBodies.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(recordedBodies)('translates %s into a valid message, or refuses an error body', (path) => {
+    const body = fixture(path);
+    if (path.split('/').at(-1)!.startsWith('error.')) {
+      expect(thrown(() => translateResponse(body, context())).message).toMatch(/has no choices/);
+    } else {
+      expect(validateMessage(translateResponse(body, context())).ok).toBe(true);
+    }
+  });
+
   it('translates the Gemini tool call with an empty id (quirk 5) into a valid message', () => {
     const message = translateResponse(
       fixture('gemini-openai-compat/gemini-2.5-pro.tool-call-empty-id.json'),

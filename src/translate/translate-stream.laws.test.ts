@@ -245,9 +245,9 @@ describe('law (a): any chunk sequence gives a valid Messages stream or a Transpo
         // Apart from a `length` cut, every tool input is a complete JSON object.
         if (stop.delta.stop_reason !== 'max_tokens') expect(() => accumulateStream(events)).not.toThrow();
       }),
-      { numRuns: 3000 },
+      { numRuns: 2000 },
     );
-  });
+  }, 60_000);
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -502,9 +502,9 @@ describe('law (b): streaming and non-streaming translations agree', () => {
           });
         },
       ),
-      { numRuns: 400 },
+      { numRuns: 300 },
     );
-  });
+  }, 60_000);
 });
 
 describe('law (c): tool ids, names and arguments survive streaming exactly', () => {
@@ -556,7 +556,7 @@ describe('law (c): tool ids, names and arguments survive streaming exactly', () 
           });
         },
       ),
-      { numRuns: 1000 },
+      { numRuns: 600 },
     );
-  });
+  }, 60_000);
 });

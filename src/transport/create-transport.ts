@@ -55,6 +55,12 @@ function checkDeadline(value: number | undefined, name: string): void {
   }
 }
 
+function checkCount(value: number | undefined, name: string): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < 0)) {
+    throw new TransportError('MODEL_ECONFIG', `${name} must be a whole number ≥ 0, got ${String(value)}`);
+  }
+}
+
 function resolveDeadlines(base: Deadlines, overrides: Partial<Deadlines>): Deadlines {
   const deadlines = { ...base };
   for (const name of ['connectTimeoutMs', 'firstByteTimeoutMs', 'idleTimeoutMs', 'timeoutMs'] as const) {
@@ -136,6 +142,8 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   const config = selectProvider(options, env);
   const selection: Selection = Object.freeze({ provider: config.provider, reason: config.reason });
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
+  checkCount(options.maxRetries, 'maxRetries');
+  checkCount(options.maxResponseBytes, 'maxResponseBytes');
   const defaultMaxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const random = options.random ?? Math.random;
@@ -189,6 +197,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   async function send(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): Promise<Message> {
     ensureOpen();
+    checkCount(exchangeOptions.maxRetries, 'maxRetries');
+    // NoProvider: with no credentials every exchange fails at once, whatever the request says.
+    if (config.provider === 'none') return noneProvider.send(request, exchangeOptions, attemptContext(new AbortController().signal, baseDeadlines), () => {});
     const checked = checkRequest(request);
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
@@ -222,6 +233,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   async function* stream(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): AsyncGenerator<MessageStreamEvent> {
     ensureOpen();
+    checkCount(exchangeOptions.maxRetries, 'maxRetries');
+    if (config.provider === 'none') {
+      yield* noneProvider.stream(request, exchangeOptions, attemptContext(new AbortController().signal, baseDeadlines), () => {});
+      return;
+    }
     const checked = checkRequest(request);
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
@@ -316,29 +332,30 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   async function countTokens(request: CountTokensRequest, exchangeOptions: ExchangeOptions = {}): Promise<TokenCount> {
     ensureOpen();
-    // The Messages validator requires max_tokens, which a count_tokens request does not carry.
-    const validated = validateMessagesRequest({ ...request, max_tokens: 1 });
-    if (!validated.ok) throw new TransportError('MODEL_EINVAL', `invalid count_tokens request: ${validated.message}`);
-    const count = provider.countTokens;
+    // NoProvider: with no credentials the answer is the 401, whatever the request says. Otherwise the
+    // Messages validator checks it, with a max_tokens added since count_tokens requests carry none.
+    const validated = config.provider === 'none' ? undefined : validateMessagesRequest({ ...request, max_tokens: 1 });
+    if (validated?.ok === false) throw new TransportError('MODEL_EINVAL', `invalid count_tokens request: ${validated.message}`);
+    const count = provider.countTokens?.bind(provider);
     if (count === undefined) {
       throw new TransportError('MODEL_EINVAL', `the ${provider.name} provider cannot count tokens`, {
         status: 404,
         type: 'not_found_error',
       });
     }
-    return smallExchange(exchangeOptions, (context, report) => count.call(provider, request, exchangeOptions, context, report));
+    return smallExchange(exchangeOptions, (context, report) => count(request, exchangeOptions, context, report));
   }
 
   async function listModels(exchangeOptions: ExchangeOptions = {}): Promise<unknown> {
     ensureOpen();
-    const list = provider.listModels;
+    const list = provider.listModels?.bind(provider);
     if (list === undefined) {
       throw new TransportError('MODEL_EINVAL', `the ${provider.name} provider cannot list models`, {
         status: 404,
         type: 'not_found_error',
       });
     }
-    return smallExchange(exchangeOptions, (context, report) => list.call(provider, exchangeOptions, context, report));
+    return smallExchange(exchangeOptions, (context, report) => list(exchangeOptions, context, report));
   }
 
   return Object.freeze({

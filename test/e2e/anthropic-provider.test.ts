@@ -238,6 +238,29 @@ describe('native streaming exchanges', () => {
     expect(recorded.headers['anthropic-version']).toBe('2023-06-01');
   });
 
+  it('reassembles events split across TCP writes, even inside a multi-byte character', async () => {
+    const events = textStreamEvents(['héllo wörld 👋', ' ✓']);
+    const bytes = Buffer.from(anthropicSse(events).join(''));
+    const emoji = bytes.indexOf(Buffer.from('👋'));
+    // Cut inside the emoji, inside "event:", and between the CR-less line ends of one frame.
+    const cuts = [3, 40, emoji + 1, emoji + 3, bytes.indexOf('\n\n', emoji) + 1, bytes.length - 5];
+    server.push(
+      step.handle(async ({ response }) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        let from = 0;
+        for (const to of [...cuts, bytes.length]) {
+          response.write(bytes.subarray(from, to));
+          from = to;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        response.end();
+      }),
+    );
+    const result = await drain(helloRequest({ stream: true }));
+    expect(result.error).toBeUndefined();
+    expect(result.events).toEqual(events);
+  });
+
   it('passes ping events through and skips event types it does not know', async () => {
     const [start, blockStart, ...rest] = textStreamEvents(['Hi']);
     const frames = [
@@ -434,6 +457,34 @@ describe('retries', () => {
     expect(sleeps).toEqual([2_000]);
   });
 
+  it('honours a retry-after HTTP-date, waiting until that second', async () => {
+    const inThreeSeconds = new Date(Date.now() + 3_000).toUTCString();
+    server.push(
+      step.json(anthropicError('rate_limit_error', 'limited'), {
+        status: 429,
+        headers: { 'retry-after': inThreeSeconds },
+      }),
+      step.json(textMessage()),
+    );
+    await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());
+    expect(sleeps).toHaveLength(1);
+    // An HTTP-date has whole seconds: the wait is the rest of the current second plus two more.
+    expect(sleeps[0]).toBeGreaterThan(1_900);
+    expect(sleeps[0]).toBeLessThanOrEqual(3_000);
+  });
+
+  it('backs off instead of honouring a retry-after longer than a minute', async () => {
+    server.push(
+      step.json(anthropicError('rate_limit_error', 'limited'), {
+        status: 429,
+        headers: { 'retry-after': '3600' },
+      }),
+      step.json(textMessage()),
+    );
+    await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());
+    expect(sleeps).toEqual([500]);
+  });
+
   it('honours retry-after-ms before retry-after', async () => {
     server.push(
       step.json(anthropicError('rate_limit_error', 'limited'), {
@@ -447,15 +498,28 @@ describe('retries', () => {
   });
 
   it('backs off exponentially over the default two retries, then fails with the last error', async () => {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      server.push(step.json(anthropicError('api_error', `boom ${attempt}`), { status: 500 }));
+    const failing = await startScriptedServer((record) =>
+      step.json(anthropicError('api_error', `boom ${record.index}`), { status: 500 }),
+    );
+    const retrying = createTransport({
+      env: { ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: failing.url },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      random: () => 0,
+    });
+    try {
+      const error = await retrying.send(helloRequest()).catch((caught: unknown) => caught as TransportError);
+      expect(error).toBeInstanceOf(TransportError);
+      expect(error.code).toBe('MODEL_EHTTP');
+      expect(error.status).toBe(500);
+      expect(error.message).toContain('boom 2');
+      expect(failing.requests).toHaveLength(3);
+      expect(sleeps).toEqual([500, 1_000]);
+    } finally {
+      await retrying.close();
+      await failing.close();
     }
-    const error = await sendError(helloRequest());
-    expect(error.code).toBe('MODEL_EHTTP');
-    expect(error.status).toBe(500);
-    expect(error.message).toContain('boom 2');
-    expect(server.requests).toHaveLength(3);
-    expect(sleeps).toEqual([500, 1_000]);
   });
 
   it('does not retry a 400', async () => {

@@ -55,7 +55,7 @@ async function postJson(url: string, body: string, headers: Record<string, strin
   return {
     status: response.status,
     headers: response.headers,
-    body: (await response.json()) as Record<string, any>,
+    body: (await response.json()) as { error: { type: string; message: string } },
   };
 }
 
@@ -82,8 +82,8 @@ describe('errors as Messages errors', () => {
     proxy = await startTpxProxy();
     const response = await postJson(`${proxy.server.url}/v1/messages`, '{"model": "claude-test", ');
     expect(response.status).toBe(400);
-    expect(response.body['error']).toMatchObject({ type: 'invalid_request_error' });
-    expect(response.body['error'].message).toMatch(/^the request body is not valid JSON: /);
+    expect(response.body.error).toMatchObject({ type: 'invalid_request_error' });
+    expect(response.body.error.message).toMatch(/^the request body is not valid JSON: /);
     expect(proxy.mock.requests).toHaveLength(0);
   });
 
@@ -94,7 +94,7 @@ describe('errors as Messages errors', () => {
       JSON.stringify({ model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }] }),
     );
     expect(response.status).toBe(400);
-    expect(response.body['error'].message).toContain('max_tokens');
+    expect(response.body.error.message).toContain('max_tokens');
     expect(proxy.mock.requests).toHaveLength(0);
   });
 
@@ -105,6 +105,17 @@ describe('errors as Messages errors', () => {
       .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((error as InstanceType<typeof Anthropic.APIError>).message).toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('answers count_tokens and models with 401 when the proxy has no model credentials', async () => {
+    const server = await serveTransport(createTransport({ env: {} }));
+    const client = new Anthropic({ baseURL: server.url, apiKey: 'k', maxRetries: 0 });
+    const count = await client.messages
+      .countTokens({ model: 'claude-test', messages: [] })
+      .catch((thrown: unknown) => thrown);
+    const models = await client.models.list().catch((thrown: unknown) => thrown);
+    expect(count).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect(models).toBeInstanceOf(Anthropic.AuthenticationError);
   });
 
   it('answers unknown routes with 404 and wrong methods with 405, each with a request-id', async () => {
@@ -118,6 +129,34 @@ describe('errors as Messages errors', () => {
     await wrong.body?.cancel();
     for (const response of [missing, wrong])
       expect(response.headers.get('request-id')).toMatch(/^req_[A-Za-z0-9_-]{24}$/);
+  });
+});
+
+describe('the wire format', () => {
+  it('frames a stream exactly as Anthropic does: an event line, a data line, a blank line, no [DONE]', async () => {
+    proxy = await startTpxProxy({ mock: { script: { replies: [{ text: 'Wire check.' }] } } });
+    const response = await fetch(`${proxy.server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...HELLO, stream: true }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(response.headers.get('request-id')).toMatch(/^req_/);
+    const text = await response.text();
+    expect(text).not.toContain('[DONE]');
+    const frames = text.split('\n\n');
+    expect(frames.pop()).toBe('');
+    const types: string[] = [];
+    for (const frame of frames) {
+      const match = /^event: ([a-z_]+)\ndata: (.+)$/.exec(frame);
+      expect(match, frame).not.toBeNull();
+      expect((JSON.parse(match![2]!) as { type: string }).type).toBe(match![1]);
+      types.push(match![1]!);
+    }
+    expect(types[0]).toBe('message_start');
+    expect(types.at(-1)).toBe('message_stop');
   });
 });
 

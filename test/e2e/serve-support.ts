@@ -6,7 +6,11 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { startMockModel, type MockModelOptions, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import {
+  startMockModel,
+  type MockModelOptions,
+  type MockModelServer,
+} from '../../src/mock-model/mock-model.js';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';
@@ -61,7 +65,12 @@ export async function startTpxProxy(
   } = {},
 ): Promise<TpxProxy> {
   const mock = await startMockModel({ token: UPSTREAM_TOKEN, ...options.mock });
-  const transport = createTransport({ env: {}, tpxToken: UPSTREAM_TOKEN, tpxBaseUrl: mock.url, ...options.transport });
+  const transport = createTransport({
+    env: {},
+    tpxToken: UPSTREAM_TOKEN,
+    tpxBaseUrl: mock.url,
+    ...options.transport,
+  });
   const logs = captureLogs();
   const server = await startServer({ transport, port: 0, logger: logs.logger, ...options.serve });
   return {
