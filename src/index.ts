@@ -34,7 +34,16 @@ export type {
   ToolParam,
   Usage,
 } from './protocol/messages.js';
-export { validateMessagesRequest, validateMessage, validateStreamEvent } from './protocol/validate-messages.js';
+export {
+  validateMessagesRequest,
+  validateMessage,
+  validateStreamEvent,
+} from './protocol/validate-messages.js';
 export { decodeToolId, encodeToolId } from './translate/tool-id-codec.js';
 export { startMockModel, parseMockScript } from './mock-model/mock-model.js';
-export type { MockModelOptions, MockModelServer, MockScript, RecordedRequest } from './mock-model/mock-model.js';
+export type {
+  MockModelOptions,
+  MockModelServer,
+  MockScript,
+  RecordedRequest,
+} from './mock-model/mock-model.js';

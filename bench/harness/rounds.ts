@@ -1,10 +1,10 @@
 /**
  * Side-by-side timing of in-process tasks with tinybench, in interleaved rounds.
  *
- * On a noisy machine a slow minute hurts whichever task happens to run in it. So every task of a
- * comparison runs once per round, in an order that rotates from round to round, and a comparison is
- * judged by the ratio of two tasks measured in the same round: the median of those per-round ratios is
- * what the report quotes, next to the median of the per-round medians of each task.
+ * On a noisy machine a slow minute hurts whichever task happens to run in it. So the tasks of a
+ * comparison run back to back, once per round, in an order that rotates from round to round, and a
+ * comparison is judged by the ratio of two tasks measured in the same round: the median of those per-round ratios is
+ * what the report quotes, next to the median over rounds of each task's mean time per call.
  *
  * @module
  */
@@ -15,6 +15,8 @@ import { median } from './stats.js';
 export interface TimedTask {
   name: string;
   fn: () => unknown;
+  /** Overrides the round options for this task (long operations need fewer, fixed iterations). */
+  options?: Partial<RoundOptions>;
 }
 
 /** How long and how often to time. */
@@ -27,41 +29,60 @@ export interface RoundOptions {
   minIterations: number;
   /** Warm-up time per task per round, in ms. */
   warmupMs: number;
+  /** At least this many warm-up calls per task per round. @default min(minIterations, 8) */
+  warmupIterations?: number;
 }
 
-/** Per task: the median time of one call (ms) in each round. */
+/** Per task: the mean time of one call (ms) in each round. */
 export type RoundSamples = Map<string, number[]>;
 
 let sink: unknown;
 
-/** Runs `tasks` in `options.rounds` rotated rounds; returns each task's per-round median time per call. */
-export function timeInRounds(tasks: readonly TimedTask[], options: RoundOptions): RoundSamples {
-  const samples: RoundSamples = new Map(tasks.map((task) => [task.name, []]));
+/**
+ * Runs every task once per round, for `options.rounds` rounds. Tasks that are compared with each other
+ * form a group and run back to back, so that a ratio compares two measurements taken moments apart; the
+ * order of the groups, and of the tasks inside each group, rotates from round to round.
+ *
+ * @returns each task's mean time per call in each round
+ */
+export function timeInRounds(groups: readonly (readonly TimedTask[])[], options: RoundOptions): RoundSamples {
+  const samples: RoundSamples = new Map(groups.flat().map((task) => [task.name, []]));
   for (let round = 0; round < options.rounds; round++) {
-    const bench = new Bench({
-      time: options.timeMs,
-      iterations: options.minIterations,
-      warmupTime: options.warmupMs,
-      warmupIterations: Math.min(options.minIterations, 8),
-      throws: true,
-    });
-    const shift = round % tasks.length;
-    for (const task of [...tasks.slice(shift), ...tasks.slice(0, shift)]) {
-      bench.add(task.name, () => {
-        sink = task.fn();
-      });
-    }
-    for (const task of bench.runSync()) {
-      const p50 = task.result?.latency.p50;
-      if (p50 === undefined) throw new Error(`benchmark task "${task.name}" produced no samples`);
-      samples.get(task.name)!.push(p50);
+    for (const group of rotate(groups, round)) {
+      for (const task of rotate(group, round)) {
+        const own = { ...options, ...task.options };
+        // One bench per task, so that each task keeps its own time and iteration budget.
+        const bench = new Bench({
+          // The JIT is warm after the first round; later rounds only measure.
+          warmup: round === 0,
+          time: own.timeMs,
+          iterations: own.minIterations,
+          warmupTime: own.warmupMs,
+          warmupIterations: own.warmupIterations ?? Math.min(own.minIterations, 8),
+          throws: true,
+        });
+        bench.add(task.name, () => {
+          sink = task.fn();
+        });
+        const [result] = bench.runSync();
+        // The mean, not the median, of the calls: garbage collection is part of the cost, and a median of
+        // short calls would leave out the few that paid for everyone's garbage.
+        const mean = result?.result?.latency.mean;
+        if (mean === undefined) throw new Error(`benchmark task "${task.name}" produced no samples`);
+        samples.get(task.name)!.push(mean);
+      }
     }
   }
   if (sink === Symbol.for('never')) console.log(sink);
   return samples;
 }
 
-/** The median of a task's per-round medians (ms per call). */
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const shift = items.length === 0 ? 0 : by % items.length;
+  return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+/** The median of a task's per-round means (ms per call). */
 export function medianOf(samples: RoundSamples, name: string): number {
   const values = samples.get(name);
   if (values === undefined) throw new Error(`no samples for "${name}"`);

@@ -111,24 +111,42 @@ function checkStream(stream: ChunkStream): void {
   if (blocks !== expectedBlocks) throw new Error(`${stream.shape}: ${blocks} blocks, expected ${expectedBlocks}`);
 }
 
+/** Rough cost of one chunk, to size the iteration budget of each stream length. */
+const ESTIMATED_MS_PER_CHUNK = 0.005;
+
+/**
+ * A fixed number of iterations per task and round, so that every size gets about `options.timeMs` per
+ * round: hundreds of 1k-delta streams, a couple of 100k-delta ones.
+ */
+function budgetFor(deltas: number, options: RoundOptions): Partial<RoundOptions> {
+  const iterations = Math.round(options.timeMs / (deltas * ESTIMATED_MS_PER_CHUNK));
+  const minIterations = Math.min(Math.max(iterations, options.minIterations), 500);
+  return { timeMs: 0, minIterations, warmupMs: 0, warmupIterations: Math.max(1, Math.round(minIterations / 4)) };
+}
+
 /** Runs benchmark 2 over `sizes` (three sizes, each ten times the one before). */
 export function runStream(sizes: readonly number[], options: RoundOptions): StreamResult {
   const streams = new Map<string, ChunkStream>();
-  const tasks: TimedTask[] = [];
+  const groups: TimedTask[][] = [];
   const middle = sizes[Math.floor(sizes.length / 2)]!;
   for (const shape of STREAM_SHAPES) {
+    const tasks: TimedTask[] = [];
+    groups.push(tasks);
     for (const deltas of sizes) {
       const stream = chunkStream(shape, deltas);
       checkStream(stream);
       streams.set(`${shape} ${deltas}`, stream);
+      const budget = budgetFor(deltas, options);
       tasks.push(
-        { name: `floor ${shape} ${deltas}`, fn: () => floor(stream) },
-        { name: `translation ${shape} ${deltas}`, fn: () => translate(stream, false) },
+        { name: `floor ${shape} ${deltas}`, fn: () => floor(stream), options: budget },
+        { name: `translation ${shape} ${deltas}`, fn: () => translate(stream, false), options: budget },
       );
-      if (deltas === middle) tasks.push({ name: `validated ${shape} ${deltas}`, fn: () => translate(stream, true) });
+      if (deltas === middle) {
+        tasks.push({ name: `validated ${shape} ${deltas}`, fn: () => translate(stream, true), options: budget });
+      }
     }
   }
-  const samples = timeInRounds(tasks, options);
+  const samples = timeInRounds(groups, options);
 
   const rows: StreamRow[] = [];
   const scaling: ScalingRow[] = [];

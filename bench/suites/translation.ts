@@ -91,7 +91,7 @@ function checkInputs(request: MessagesRequest, requestBytes: string, responseByt
 
 /** Runs benchmark 1. */
 export function runTranslation(options: RoundOptions): TranslationResult {
-  const tasks: TimedTask[] = [];
+  const groups: TimedTask[][] = [];
   const inputs = new Map<ConversationSize, { requestBytes: string; responseBytes: string }>();
   for (const size of CONVERSATION_SIZES) {
     const request = conversation(size);
@@ -100,15 +100,19 @@ export function runTranslation(options: RoundOptions): TranslationResult {
     const { toolNames } = translateRequest(request, { model: request.model });
     checkInputs(request, requestBytes, responseBytes, toolNames);
     inputs.set(size, { requestBytes, responseBytes });
-    tasks.push(
-      { name: `request floor ${size}`, fn: () => floor(requestBytes) },
-      { name: `request translation ${size}`, fn: () => requestPath(requestBytes) },
-      { name: `request+pairing translation ${size}`, fn: () => requestPathWithPairing(requestBytes) },
-      { name: `response floor ${size}`, fn: () => floor(responseBytes) },
-      { name: `response translation ${size}`, fn: () => responsePath(responseBytes, toolNames) },
+    groups.push(
+      [
+        { name: `request floor ${size}`, fn: () => floor(requestBytes) },
+        { name: `request translation ${size}`, fn: () => requestPath(requestBytes) },
+        { name: `request+pairing translation ${size}`, fn: () => requestPathWithPairing(requestBytes) },
+      ],
+      [
+        { name: `response floor ${size}`, fn: () => floor(responseBytes) },
+        { name: `response translation ${size}`, fn: () => responsePath(responseBytes, toolNames) },
+      ],
     );
   }
-  const samples = timeInRounds(tasks, options);
+  const samples = timeInRounds(groups, options);
 
   const rows: TranslationRow[] = [];
   for (const path of ['request', 'request+pairing', 'response'] as const) {

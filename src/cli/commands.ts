@@ -79,7 +79,9 @@ agent loop with two local tools (add, now), printing every exchange. Needs no ne
 };
 
 function version(): string {
-  const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return packageJson.version;
 }
 
@@ -98,7 +100,7 @@ function parse(args: string[], options: OptionSpec, allowPositionals: boolean): 
       allowPositionals,
       strict: true,
     });
-    return { values: parsed.values as ParsedArgs['values'], positionals: parsed.positionals };
+    return { values: parsed.values, positionals: parsed.positionals };
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
@@ -107,7 +109,8 @@ function parse(args: string[], options: OptionSpec, allowPositionals: boolean): 
 function parsePort(value: string | boolean | undefined, fallback: number): number {
   if (value === undefined || typeof value === 'boolean') return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${value}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${value}`);
   return port;
 }
 
@@ -188,16 +191,21 @@ async function send(args: string[], io: CliIo): Promise<number> {
   try {
     request = JSON.parse(text) as MessagesRequest;
   } catch (error) {
-    throw new UsageError(`${source === '-' ? 'stdin' : source} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(
+      `${source === '-' ? 'stdin' : source} is not valid JSON: ${(error as Error).message}`,
+    );
   }
   const transport = createTransport({ env: io.env });
   try {
     if (values['stream'] === true) {
       let stopReason: string | null = null;
       for await (const event of transport.stream(request)) {
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') io.stdout(event.delta.text);
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+          io.stdout(event.delta.text);
         if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
-          io.stdout(`\n[tool_use ${(event.content_block as { id: string }).id} ${(event.content_block as { name: string }).name}]`);
+          io.stdout(
+            `\n[tool_use ${(event.content_block as { id: string }).id} ${(event.content_block as { name: string }).name}]`,
+          );
         }
         if (event.type === 'message_delta') stopReason = event.delta.stop_reason;
       }
@@ -210,7 +218,9 @@ async function send(args: string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   } catch (error) {
     io.stderr(`tpx send: ${describeError(error)}\n`);
-    return isTransportError(error) && (error.code === 'MODEL_ECONFIG' || error.code === 'MODEL_EINVAL') ? EXIT_USAGE : EXIT_EXCHANGE_ERROR;
+    return isTransportError(error) && (error.code === 'MODEL_ECONFIG' || error.code === 'MODEL_EINVAL')
+      ? EXIT_USAGE
+      : EXIT_EXCHANGE_ERROR;
   } finally {
     await transport.close();
   }
@@ -234,7 +244,11 @@ function fixFor(error: unknown, transport: ModelTransport): string {
         : `the endpoint answered ${error.status}: see the message above`;
     case 'MODEL_EPROTO':
       return `the endpoint did not answer like the expected API: check ${base}`;
-    default:
+    case 'MODEL_EINVAL':
+    case 'MODEL_EPAIRING':
+    case 'MODEL_EABORTED':
+    case 'MODEL_ETOOBIG':
+    case 'MODEL_ECONFIG':
       return 'see the message above';
   }
 }
@@ -267,7 +281,9 @@ async function doctor(args: string[], io: CliIo): Promise<number> {
       io.stdout('endpoint: reachable, credentials accepted\n');
       return EXIT_OK;
     } catch (error) {
-      io.stdout(`endpoint: check failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`);
+      io.stdout(
+        `endpoint: check failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`,
+      );
       return EXIT_EXCHANGE_ERROR;
     }
   } finally {
@@ -278,7 +294,13 @@ async function doctor(args: string[], io: CliIo): Promise<number> {
 async function mockModel(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(
     args,
-    { host: { type: 'string' }, port: { type: 'string' }, script: { type: 'string' }, token: { type: 'string' }, model: { type: 'string' } },
+    {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      script: { type: 'string' },
+      token: { type: 'string' },
+      model: { type: 'string' },
+    },
     false,
   );
   if (values['help'] === true) {
@@ -355,7 +377,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr(`tpx: ${error.message}\nRun 'tpx ${command !== undefined && command in HELP ? `${command} ` : ''}--help' for usage.\n`);
+      io.stderr(
+        `tpx: ${error.message}\nRun 'tpx ${command !== undefined && command in HELP ? `${command} ` : ''}--help' for usage.\n`,
+      );
       return EXIT_USAGE;
     }
     if (isTransportError(error) && error.code === 'MODEL_ECONFIG') {

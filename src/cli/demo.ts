@@ -39,7 +39,8 @@ function runTool(name: string, input: Record<string, unknown>): { content: strin
     case 'add': {
       const a = Number(input['a']);
       const b = Number(input['b']);
-      if (!Number.isFinite(a) || !Number.isFinite(b)) return { content: 'add needs two numbers a and b', isError: true };
+      if (!Number.isFinite(a) || !Number.isFinite(b))
+        return { content: 'add needs two numbers a and b', isError: true };
       return { content: String(a + b), isError: false };
     }
     case 'now':
@@ -69,33 +70,45 @@ export async function runDemo(io: CliIo): Promise<number> {
     say(`  model server : tpx mock-model at ${mock.url} (local, scripted)`);
     say(`  provider     : ${transport.provider} (${transport.selection.reason})`);
     say('');
-    const messages: MessageParam[] = [
-      { role: 'user', content: 'What is 2 + 3, and what time is it now? Use the tools.' },
-    ];
-    say(`user: ${String(messages[0]!.content)}`);
+    const question = 'What is 2 + 3, and what time is it now? Use the tools.';
+    const messages: MessageParam[] = [{ role: 'user', content: question }];
+    say(`user: ${question}`);
     for (let turn = 1; turn <= 4; turn++) {
       const request: MessagesRequest = { model: 'claude-demo', max_tokens: 512, tools: TOOLS, messages };
       say('');
-      say(`── exchange ${turn}: Messages request (${messages.length} message${messages.length === 1 ? '' : 's'}, ${TOOLS.length} tools) → tpx → Chat Completions`);
+      say(
+        `── exchange ${turn}: Messages request (${messages.length} message${messages.length === 1 ? '' : 's'}, ${TOOLS.length} tools) → tpx → Chat Completions`,
+      );
       const message = await session.send(request);
-      say(`   Messages response: stop_reason=${String(message.stop_reason)}, usage in=${message.usage.input_tokens} out=${message.usage.output_tokens}`);
-      const toolUses = message.content.filter((block): block is Extract<ContentBlock, { type: 'tool_use' }> => block.type === 'tool_use');
+      say(
+        `   Messages response: stop_reason=${String(message.stop_reason)}, usage in=${message.usage.input_tokens} out=${message.usage.output_tokens}`,
+      );
+      const toolUses = message.content.filter(
+        (block): block is Extract<ContentBlock, { type: 'tool_use' }> => block.type === 'tool_use',
+      );
       for (const block of message.content) {
         if (block.type === 'text') say(`assistant: ${(block as { text: string }).text}`);
       }
       if (toolUses.length === 0) {
         say('');
-        say('done: the model answered after using the tools; every tool_use was paired with its tool_result.');
+        say(
+          'done: the model answered after using the tools; every tool_use was paired with its tool_result.',
+        );
         return EXIT_OK;
       }
-      messages.push({ role: 'assistant', content: message.content as MessageParam['content'] });
+      messages.push({ role: 'assistant', content: message.content });
       const results: MessageParam['content'] = [];
       for (const toolUse of toolUses) {
         say(`   tool call ${toolUse.id}: ${toolUse.name}(${JSON.stringify(toolUse.input)})`);
         const result = runTool(toolUse.name, toolUse.input);
         say(`   tool result for ${toolUse.id}:`);
         say(indent(result.content));
-        results.push({ type: 'tool_result', tool_use_id: toolUse.id, content: result.content, is_error: result.isError });
+        results.push({
+          type: 'tool_result',
+          tool_use_id: toolUse.id,
+          content: result.content,
+          is_error: result.isError,
+        });
       }
       messages.push({ role: 'user', content: results });
     }

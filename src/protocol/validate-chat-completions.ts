@@ -6,7 +6,7 @@
  * @module
  */
 import Type, { type TSchema } from 'typebox';
-import { compileChecker as compile, type Checker } from './compile-checker.js';
+import { compileChecker as compile } from './compile-checker.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from './chat-completions.js';
 import { describeErrors } from './format-errors.js';
 import type { Validated } from './validate-messages.js';

@@ -10,7 +10,13 @@ import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { mapUpstreamError } from '../translate/map-upstream-error.js';
 import type { ExchangeOptions, TokenCount } from '../transport/types.js';
-import { httpRequest, pickResponseHeaders, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import {
+  httpRequest,
+  pickResponseHeaders,
+  readBody,
+  type AttemptContext,
+  type HttpResponse,
+} from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 
@@ -41,11 +47,16 @@ function callerHeader(options: ExchangeOptions, name: string): string | undefine
 
 function buildUrl(baseUrl: string, query: string | undefined, path = '/v1/messages'): string {
   if (query === undefined || query === '') return `${baseUrl}${path}`;
-  if (/[\s#]/.test(query)) throw new TransportError('MODEL_EINVAL', 'the query string contains whitespace or "#"');
+  if (/[\s#]/.test(query))
+    throw new TransportError('MODEL_EINVAL', 'the query string contains whitespace or "#"');
   return `${baseUrl}${path}?${query.replace(/^\?/, '')}`;
 }
 
-function buildHeaders(config: AnthropicConfig, options: ExchangeOptions, streaming: boolean): Record<string, string> {
+function buildHeaders(
+  config: AnthropicConfig,
+  options: ExchangeOptions,
+  streaming: boolean,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: streaming ? 'text/event-stream' : 'application/json',
@@ -57,7 +68,11 @@ function buildHeaders(config: AnthropicConfig, options: ExchangeOptions, streami
   return headers;
 }
 
-function buildBody(request: MessagesRequest, options: ExchangeOptions, streaming: boolean): string | Uint8Array {
+function buildBody(
+  request: MessagesRequest,
+  options: ExchangeOptions,
+  streaming: boolean,
+): string | Uint8Array {
   // The caller's bytes go out as written when they already say what we are about to do.
   if (options.rawBody !== undefined && (request.stream === true) === streaming) return options.rawBody;
   if ((request.stream === true) === streaming) return JSON.stringify(request);
@@ -87,9 +102,13 @@ function parseJson(text: string, what: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
-    throw new TransportError('MODEL_EPROTO', `the anthropic ${what} is not valid JSON: ${JSON.stringify(excerpt)}`, {
-      provider: 'anthropic',
-    });
+    throw new TransportError(
+      'MODEL_EPROTO',
+      `the anthropic ${what} is not valid JSON: ${JSON.stringify(excerpt)}`,
+      {
+        provider: 'anthropic',
+      },
+    );
   }
 }
 
@@ -101,7 +120,11 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
     async send(request, options, context, report: ReportResponse): Promise<Message> {
       const response = await httpRequest(
         buildUrl(config.baseUrl, options.query),
-        { method: 'POST', headers: buildHeaders(config, options, false), body: buildBody(request, options, false) },
+        {
+          method: 'POST',
+          headers: buildHeaders(config, options, false),
+          body: buildBody(request, options, false),
+        },
         context,
       );
       report(response.status, pickResponseHeaders(response.headers));
@@ -109,9 +132,13 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       const text = await readBody(response, context);
       const validated = validateMessage(parseJson(text, 'response'));
       if (!validated.ok) {
-        throw new TransportError('MODEL_EPROTO', `the anthropic response is not a valid message: ${validated.message}`, {
-          provider: 'anthropic',
-        });
+        throw new TransportError(
+          'MODEL_EPROTO',
+          `the anthropic response is not a valid message: ${validated.message}`,
+          {
+            provider: 'anthropic',
+          },
+        );
       }
       return validated.value;
     },
@@ -119,7 +146,11 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
     async *stream(request, options, context, report: ReportResponse): AsyncGenerator<MessageStreamEvent> {
       const response = await httpRequest(
         buildUrl(config.baseUrl, options.query),
-        { method: 'POST', headers: buildHeaders(config, options, true), body: buildBody(request, options, true) },
+        {
+          method: 'POST',
+          headers: buildHeaders(config, options, true),
+          body: buildBody(request, options, true),
+        },
         context,
       );
       report(response.status, pickResponseHeaders(response.headers));
@@ -142,26 +173,38 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         if (typeof type === 'string' && !isKnownEventType(type)) continue; // future event types are skipped
         const validated = validateStreamEvent(payload);
         if (!validated.ok) {
-          throw new TransportError('MODEL_EPROTO', `the anthropic stream sent an invalid event: ${validated.message}`, {
-            provider: 'anthropic',
-          });
+          throw new TransportError(
+            'MODEL_EPROTO',
+            `the anthropic stream sent an invalid event: ${validated.message}`,
+            {
+              provider: 'anthropic',
+            },
+          );
         }
         const event = validated.value;
         if (event.type === 'error') {
           const errorType = event.error.type;
           const status = statusForErrorType(errorType);
-          throw new TransportError('MODEL_EHTTP', `the anthropic stream failed: ${errorType}: ${event.error.message}`, {
-            provider: 'anthropic',
-            status,
-            type: errorTypeForStatus(status),
-            retryable: false,
-          });
+          throw new TransportError(
+            'MODEL_EHTTP',
+            `the anthropic stream failed: ${errorType}: ${event.error.message}`,
+            {
+              provider: 'anthropic',
+              status,
+              type: errorTypeForStatus(status),
+              retryable: false,
+            },
+          );
         }
         const violation = grammar.accept(event);
         if (violation !== undefined) {
-          throw new TransportError('MODEL_EPROTO', `the anthropic stream broke the event order: ${violation}`, {
-            provider: 'anthropic',
-          });
+          throw new TransportError(
+            'MODEL_EPROTO',
+            `the anthropic stream broke the event order: ${violation}`,
+            {
+              provider: 'anthropic',
+            },
+          );
         }
         yield event;
         if (event.type === 'message_stop') return;
@@ -175,16 +218,24 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
     async countTokens(request, options, context, report: ReportResponse): Promise<TokenCount> {
       const response = await httpRequest(
         buildUrl(config.baseUrl, options.query, '/v1/messages/count_tokens'),
-        { method: 'POST', headers: buildHeaders(config, options, false), body: options.rawBody ?? JSON.stringify(request) },
+        {
+          method: 'POST',
+          headers: buildHeaders(config, options, false),
+          body: options.rawBody ?? JSON.stringify(request),
+        },
         context,
       );
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const payload = parseJson(await readBody(response, context), 'count_tokens response');
       if (typeof (payload as { input_tokens?: unknown } | null)?.input_tokens !== 'number') {
-        throw new TransportError('MODEL_EPROTO', 'the anthropic count_tokens response has no numeric input_tokens', {
-          provider: 'anthropic',
-        });
+        throw new TransportError(
+          'MODEL_EPROTO',
+          'the anthropic count_tokens response has no numeric input_tokens',
+          {
+            provider: 'anthropic',
+          },
+        );
       }
       return payload as TokenCount;
     },
@@ -192,12 +243,18 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
     async listModels(options, context, report: ReportResponse): Promise<unknown> {
       const headers = buildHeaders(config, options, false);
       delete headers['content-type'];
-      const response = await httpRequest(buildUrl(config.baseUrl, options.query, '/v1/models'), { method: 'GET', headers }, context);
+      const response = await httpRequest(
+        buildUrl(config.baseUrl, options.query, '/v1/models'),
+        { method: 'GET', headers },
+        context,
+      );
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const payload = parseJson(await readBody(response, context), 'models response');
       if (!Array.isArray((payload as { data?: unknown } | null)?.data)) {
-        throw new TransportError('MODEL_EPROTO', 'the anthropic models response has no data array', { provider: 'anthropic' });
+        throw new TransportError('MODEL_EPROTO', 'the anthropic models response has no data array', {
+          provider: 'anthropic',
+        });
       }
       return payload;
     },

@@ -79,7 +79,11 @@ export async function httpRequest(
  * Reads a whole response body as text, within the size limit. The idle deadline applies between
  * chunks (undici's body timeout); the total deadline through the signal.
  */
-export async function readBody(response: HttpResponse, context: AttemptContext, limit = context.maxResponseBytes): Promise<string> {
+export async function readBody(
+  response: HttpResponse,
+  context: AttemptContext,
+  limit = context.maxResponseBytes,
+): Promise<string> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     response.body.destroy();
@@ -118,7 +122,10 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
   if (context.signal.aborted) {
     const reason: unknown = context.signal.reason;
     if (isTransportError(reason)) return reason;
-    return new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller', { provider, cause: error });
+    return new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller', {
+      provider,
+      cause: error,
+    });
   }
   const code = (error as { code?: unknown } | null)?.code;
   const { deadlines } = context;
@@ -144,22 +151,33 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
     );
   }
   if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-    return new TransportError('MODEL_EPROTO', `the ${provider} response body did not match its content-length`, {
-      provider,
-      cause: error,
-      retryable: true,
-    });
+    return new TransportError(
+      'MODEL_EPROTO',
+      `the ${provider} response body did not match its content-length`,
+      {
+        provider,
+        cause: error,
+        retryable: true,
+      },
+    );
   }
   const detail = error instanceof Error ? error.message : String(error);
   const codeText = typeof code === 'string' ? ` (${code})` : '';
-  return new TransportError('MODEL_ETRANSPORT', `network failure talking to the ${provider} endpoint: ${detail}${codeText}`, {
-    provider,
-    cause: error,
-  });
+  return new TransportError(
+    'MODEL_ETRANSPORT',
+    `network failure talking to the ${provider} endpoint: ${detail}${codeText}`,
+    {
+      provider,
+      cause: error,
+    },
+  );
 }
 
 /** One keep-alive pool per connect deadline, so a per-call connect timeout is honoured. */
-export function createDispatcherPool(): { get(connectTimeoutMs: number): Dispatcher; close(): Promise<void> } {
+export function createDispatcherPool(): {
+  get(connectTimeoutMs: number): Dispatcher;
+  close(): Promise<void>;
+} {
   const agents = new Map<number, Agent>();
   return {
     get(connectTimeoutMs) {

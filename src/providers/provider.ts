@@ -15,7 +15,12 @@ export type ReportResponse = (status: number, headers: Record<string, string>) =
 export interface Provider {
   readonly name: ProviderName;
   /** One attempt; rejects with a `TransportError`. */
-  send(request: MessagesRequest, options: ExchangeOptions, context: AttemptContext, report: ReportResponse): Promise<Message>;
+  send(
+    request: MessagesRequest,
+    options: ExchangeOptions,
+    context: AttemptContext,
+    report: ReportResponse,
+  ): Promise<Message>;
   /** One attempt; every failure is thrown from the iteration as a `TransportError`. */
   stream(
     request: MessagesRequest,

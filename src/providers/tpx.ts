@@ -7,7 +7,10 @@
 import { TransportError } from '../errors.js';
 import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
-import { validateChatCompletionChunk, validateChatCompletionResponse } from '../protocol/validate-chat-completions.js';
+import {
+  validateChatCompletionChunk,
+  validateChatCompletionResponse,
+} from '../protocol/validate-chat-completions.js';
 import { estimateInputTokens, loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject, mapUpstreamError } from '../translate/map-upstream-error.js';
@@ -15,7 +18,13 @@ import { translateRequest, type TranslateRequestOptions } from '../translate/tra
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
 import type { ExchangeOptions, TokenCount } from '../transport/types.js';
-import { httpRequest, pickResponseHeaders, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import {
+  httpRequest,
+  pickResponseHeaders,
+  readBody,
+  type AttemptContext,
+  type HttpResponse,
+} from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 
@@ -84,15 +93,20 @@ export function createTpxProvider(config: TpxConfig): Provider {
 
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
       const { translated, headers } = prepare(request, false);
-      const response = await httpRequest(url, { method: 'POST', headers, body: JSON.stringify(translated.body) }, context);
+      const response = await httpRequest(
+        url,
+        { method: 'POST', headers, body: JSON.stringify(translated.body) },
+        context,
+      );
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const payload = parseJson(await readBody(response, context), 'response');
       if (typeof payload === 'object' && payload !== null && 'error' in payload && !('choices' in payload)) {
-        throw mapStreamErrorObject((payload as { error: unknown }).error, 'tpx');
+        throw mapStreamErrorObject(payload.error, 'tpx');
       }
       const validated = validateChatCompletionResponse(payload);
-      if (!validated.ok) throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
+      if (!validated.ok)
+        throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
       return translateResponse(validated.value, {
         requestModel: request.model,
         toolNames: translated.toolNames,
@@ -100,9 +114,18 @@ export function createTpxProvider(config: TpxConfig): Provider {
       });
     },
 
-    async *stream(request, _options: ExchangeOptions, context, report: ReportResponse): AsyncGenerator<MessageStreamEvent> {
+    async *stream(
+      request,
+      _options: ExchangeOptions,
+      context,
+      report: ReportResponse,
+    ): AsyncGenerator<MessageStreamEvent> {
       const { translated, headers } = prepare(request, true);
-      const response = await httpRequest(url, { method: 'POST', headers, body: JSON.stringify(translated.body) }, context);
+      const response = await httpRequest(
+        url,
+        { method: 'POST', headers, body: JSON.stringify(translated.body) },
+        context,
+      );
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
@@ -111,7 +134,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
         if (contentType.includes('json')) {
           const payload = parseJson(await readBody(response, context), 'response');
           const validated = validateChatCompletionResponse(payload);
-          if (!validated.ok) throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
+          if (!validated.ok)
+            throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
           const message = translateResponse(validated.value, {
             requestModel: request.model,
             toolNames: translated.toolNames,
@@ -165,7 +189,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
         const response = await httpRequest(`${config.baseUrl}/models`, { method: 'GET', headers }, context);
         report(response.status, pickResponseHeaders(response.headers));
         if (response.status >= 200 && response.status <= 299) {
-          const mapped = mapModelList(parseJsonLoose(await readBody(response, context, ERROR_BODY_LIMIT * 16)));
+          const mapped = mapModelList(
+            parseJsonLoose(await readBody(response, context, ERROR_BODY_LIMIT * 16)),
+          );
           if (mapped !== undefined) return mapped;
         } else {
           await response.body.dump();
@@ -191,17 +217,31 @@ function* messageAsEvents(message: Message): Generator<MessageStreamEvent> {
   const { content, usage, stop_reason, stop_sequence, ...rest } = message;
   yield {
     type: 'message_start',
-    message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
+    message: {
+      ...rest,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 0 },
+    },
   };
   for (let index = 0; index < content.length; index++) {
     const block = content[index]!;
     switch (block.type) {
       case 'text':
         yield { type: 'content_block_start', index, content_block: { type: 'text', text: '' } };
-        yield { type: 'content_block_delta', index, delta: { type: 'text_delta', text: (block as { text: string }).text } };
+        yield {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'text_delta', text: (block as { text: string }).text },
+        };
         break;
       case 'thinking':
-        yield { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } };
+        yield {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'thinking', thinking: '', signature: '' },
+        };
         yield {
           type: 'content_block_delta',
           index,
@@ -210,9 +250,18 @@ function* messageAsEvents(message: Message): Generator<MessageStreamEvent> {
         break;
       case 'tool_use': {
         const toolUse = block as { id: string; name: string; input: Record<string, unknown> };
-        yield { type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} } };
+        yield {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} },
+        };
         const json = JSON.stringify(toolUse.input);
-        if (json !== '{}') yield { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json } };
+        if (json !== '{}')
+          yield {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: json },
+          };
         break;
       }
       default:

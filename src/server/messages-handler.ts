@@ -145,8 +145,9 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     const { method } = exchange.request;
     const { path } = exchange;
     const allowed = ROUTE_METHODS.get(path);
-    if (path === '/healthz' && (method === 'GET' || method === 'HEAD'))
+    if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) {
       return exchange.json(200, healthBody, 'debug');
+    }
     if (!isAuthorised(exchange.request.headers)) {
       throw proxyError(
         401,

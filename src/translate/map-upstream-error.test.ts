@@ -40,7 +40,7 @@ describe('mapUpstreamError: statuses (PROTOCOLS.md D.7)', () => {
         contentType: 'application/json',
         provider: 'tpx',
       });
-      expect(error.code).toBe('MODEL_EHTTP');
+      expect(error.code).toBe(status === 401 ? 'MODEL_EAUTH' : 'MODEL_EHTTP');
       expect(error.status).toBe(status);
       expect(error.body.error.type).toBe(type);
       expect(error.retryable).toBe(retryable);

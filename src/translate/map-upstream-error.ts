@@ -1,6 +1,6 @@
 /**
  * Maps what a provider answers instead of a response — an error status with a body, or an error object
- * inside an HTTP 200 stream — to a `TransportError` (`MODEL_EHTTP`) whose `body` is a Messages error body
+ * inside an HTTP 200 stream — to a `TransportError` (`MODEL_EHTTP`, or `MODEL_EAUTH` for a 401) whose `body` is a Messages error body
  * (PROTOCOLS.md A.8, B.5, D.7, and the loose error bodies of Part C quirks 17, 18 and 22).
  *
  * @module
@@ -74,7 +74,8 @@ const EXCERPT_LENGTH = 200;
 const DETAIL_LENGTH = 500;
 
 /**
- * The `TransportError` for an upstream error answer. `code` is always `MODEL_EHTTP`.
+ * The `TransportError` for an upstream error answer: `MODEL_EAUTH` for a 401 (the provider refused the
+ * credentials), `MODEL_EHTTP` for every other status.
  *
  * How the body is read, in order:
  * 1. A Messages error body (`{"type":"error","error":{"type","message"}}`) keeps its `error.type` (when
@@ -148,7 +149,9 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
     (isObject(body) && typeof body['request_id'] === 'string' ? body['request_id'] : undefined);
   const retryAfterMs = parseRetryAfter(headers);
 
-  return new TransportError('MODEL_EHTTP', message, {
+  // DESIGN: MODEL_EAUTH covers both "no credentials" and "the provider refused them".
+  const code = classification.status === 401 ? 'MODEL_EAUTH' : 'MODEL_EHTTP';
+  return new TransportError(code, message, {
     status: classification.status,
     type: classification.type,
     retryable,

@@ -51,7 +51,10 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
 
 function checkDeadline(value: number | undefined, name: string): void {
   if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
-    throw new TransportError('MODEL_ECONFIG', `${name} must be a number of milliseconds ≥ 0, got ${String(value)}`);
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `${name} must be a number of milliseconds ≥ 0, got ${String(value)}`,
+    );
   }
 }
 
@@ -92,10 +95,14 @@ function startExchange(deadlines: Deadlines, callerSignal: AbortSignal | undefin
   if (deadlines.timeoutMs > 0) {
     timer = setTimeout(() => {
       controller.abort(
-        new TransportError('MODEL_ETIMEOUT', `the exchange did not finish within ${deadlines.timeoutMs} ms (total deadline)`, {
-          deadline: 'total',
-          retryable: false,
-        }),
+        new TransportError(
+          'MODEL_ETIMEOUT',
+          `the exchange did not finish within ${deadlines.timeoutMs} ms (total deadline)`,
+          {
+            deadline: 'total',
+            retryable: false,
+          },
+        ),
       );
     }, deadlines.timeoutMs);
     timer.unref();
@@ -122,7 +129,9 @@ function startExchange(deadlines: Deadlines, callerSignal: AbortSignal | undefin
 
 function abortedError(signal: AbortSignal): TransportError {
   const reason: unknown = signal.reason;
-  return isTransportError(reason) ? reason : new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller');
+  return isTransportError(reason)
+    ? reason
+    : new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller');
 }
 
 /** Whether to try again, honouring `x-should-retry` both ways. */
@@ -173,7 +182,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   }
 
   function attemptContext(signal: AbortSignal, deadlines: Deadlines): AttemptContext {
-    return { signal, deadlines, dispatcher: (ms) => pool.get(ms), maxResponseBytes, provider: config.provider };
+    return {
+      signal,
+      deadlines,
+      dispatcher: (ms) => pool.get(ms),
+      maxResponseBytes,
+      provider: config.provider,
+    };
   }
 
   function ensureOpen(): void {
@@ -199,7 +214,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     // NoProvider: with no credentials every exchange fails at once, whatever the request says.
-    if (config.provider === 'none') return noneProvider.send(request, exchangeOptions, attemptContext(new AbortController().signal, baseDeadlines), () => {});
+    if (config.provider === 'none')
+      return noneProvider.send(
+        request,
+        exchangeOptions,
+        attemptContext(new AbortController().signal, baseDeadlines),
+        () => {},
+      );
     const checked = checkRequest(request);
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
@@ -210,10 +231,15 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         let status = 0;
         let headers: Record<string, string> = {};
         try {
-          const message = await provider.send(checked, exchangeOptions, attemptContext(exchange.signal, deadlines), (s, h) => {
-            status = s;
-            headers = h;
-          });
+          const message = await provider.send(
+            checked,
+            exchangeOptions,
+            attemptContext(exchange.signal, deadlines),
+            (s, h) => {
+              status = s;
+              headers = h;
+            },
+          );
           exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
           return message;
         } catch (raw) {
@@ -231,11 +257,19 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     }
   }
 
-  async function* stream(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): AsyncGenerator<MessageStreamEvent> {
+  async function* stream(
+    request: MessagesRequest,
+    exchangeOptions: ExchangeOptions = {},
+  ): AsyncGenerator<MessageStreamEvent> {
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     if (config.provider === 'none') {
-      yield* noneProvider.stream(request, exchangeOptions, attemptContext(new AbortController().signal, baseDeadlines), () => {});
+      yield* noneProvider.stream(
+        request,
+        exchangeOptions,
+        attemptContext(new AbortController().signal, baseDeadlines),
+        () => {},
+      );
       return;
     }
     const checked = checkRequest(request);
@@ -255,10 +289,15 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
           }
         };
-        const iterator = provider.stream(checked, exchangeOptions, attemptContext(exchange.signal, deadlines), (s, h) => {
-          status = s;
-          headers = h;
-        });
+        const iterator = provider.stream(
+          checked,
+          exchangeOptions,
+          attemptContext(exchange.signal, deadlines),
+          (s, h) => {
+            status = s;
+            headers = h;
+          },
+        );
         try {
           for (;;) {
             const next = await iterator.next();
@@ -330,12 +369,17 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     }
   }
 
-  async function countTokens(request: CountTokensRequest, exchangeOptions: ExchangeOptions = {}): Promise<TokenCount> {
+  async function countTokens(
+    request: CountTokensRequest,
+    exchangeOptions: ExchangeOptions = {},
+  ): Promise<TokenCount> {
     ensureOpen();
     // NoProvider: with no credentials the answer is the 401, whatever the request says. Otherwise the
     // Messages validator checks it, with a max_tokens added since count_tokens requests carry none.
-    const validated = config.provider === 'none' ? undefined : validateMessagesRequest({ ...request, max_tokens: 1 });
-    if (validated?.ok === false) throw new TransportError('MODEL_EINVAL', `invalid count_tokens request: ${validated.message}`);
+    const validated =
+      config.provider === 'none' ? undefined : validateMessagesRequest({ ...request, max_tokens: 1 });
+    if (validated?.ok === false)
+      throw new TransportError('MODEL_EINVAL', `invalid count_tokens request: ${validated.message}`);
     const count = provider.countTokens?.bind(provider);
     if (count === undefined) {
       throw new TransportError('MODEL_EINVAL', `the ${provider.name} provider cannot count tokens`, {
@@ -343,7 +387,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         type: 'not_found_error',
       });
     }
-    return smallExchange(exchangeOptions, (context, report) => count(request, exchangeOptions, context, report));
+    return smallExchange(exchangeOptions, (context, report) =>
+      count(request, exchangeOptions, context, report),
+    );
   }
 
   async function listModels(exchangeOptions: ExchangeOptions = {}): Promise<unknown> {

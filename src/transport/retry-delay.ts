@@ -43,7 +43,10 @@ function parseHttpDate(value: string): number {
 }
 
 /** The delay an upstream asked for, in ms, or undefined when it gave none (or an unusable one). */
-export function retryAfterFromHeaders(headers: Readonly<Record<string, string>> | undefined, nowMs: number): number | undefined {
+export function retryAfterFromHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+  nowMs: number,
+): number | undefined {
   if (headers === undefined) return undefined;
   const milliseconds = headers['retry-after-ms'];
   if (milliseconds !== undefined) {

@@ -48,7 +48,10 @@ function checkUrl(value: string, name: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new TransportError('MODEL_ECONFIG', `${name} is not a valid URL; expected e.g. http://127.0.0.1:8000/v1`);
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `${name} is not a valid URL; expected e.g. http://127.0.0.1:8000/v1`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TransportError('MODEL_ECONFIG', `${name} must be an http:// or https:// URL`);
@@ -60,7 +63,10 @@ function checkUrl(value: string, name: string): string {
  * Decides the provider from the credentials present. Throws `MODEL_ECONFIG` for a configuration that
  * cannot work (a token without a base URL, an unreadable token file, a malformed URL).
  */
-export function selectProvider(options: TransportOptions, env: Record<string, string | undefined>): ResolvedConfig {
+export function selectProvider(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+): ResolvedConfig {
   const key = pick(options.anthropicApiKey, 'anthropicApiKey', env, 'ANTHROPIC_API_KEY');
   if (key !== undefined) {
     const base = pick(options.anthropicBaseUrl, 'anthropicBaseUrl', env, 'ANTHROPIC_BASE_URL');
@@ -84,10 +90,15 @@ export function selectProvider(options: TransportOptions, env: Record<string, st
         content = readFileSync(file.value, 'utf8').trim();
       } catch (error) {
         const code = (error as { code?: string }).code ?? 'unreadable';
-        throw new TransportError('MODEL_ECONFIG', `${variable} names a file that cannot be read (${code})`, { cause: error });
+        throw new TransportError('MODEL_ECONFIG', `${variable} names a file that cannot be read (${code})`, {
+          cause: error,
+        });
       }
       if (content === '') throw new TransportError('MODEL_ECONFIG', `${variable} names an empty file`);
-      token = { value: content, source: `${variable === 'TPX_OAUTH_TOKEN_FILE' ? 'TPX_OAUTH_TOKEN_FILE is set' : 'the tpxTokenFile option is set'}` };
+      token = {
+        value: content,
+        source: `${variable === 'TPX_OAUTH_TOKEN_FILE' ? 'TPX_OAUTH_TOKEN_FILE is set' : 'the tpxTokenFile option is set'}`,
+      };
     }
   }
   if (token !== undefined) {

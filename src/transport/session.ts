@@ -43,7 +43,11 @@ export function createSession(transport: ModelTransport): Session {
   let busy = false;
 
   function begin(request: MessagesRequest): void {
-    if (busy) throw new TransportError('MODEL_EINVAL', 'a session runs one exchange at a time; the previous one is still running');
+    if (busy)
+      throw new TransportError(
+        'MODEL_EINVAL',
+        'a session runs one exchange at a time; the previous one is still running',
+      );
     const answered = newToolResultIds(Array.isArray(request.messages) ? request.messages : []);
     if (!sameSet(pending, answered)) {
       const missing = pending.filter((id) => !answered.includes(id));
@@ -52,7 +56,10 @@ export function createSession(transport: ModelTransport): Session {
       if (missing.length > 0) parts.push(`missing tool_result for ${missing.join(', ')}`);
       if (extra.length > 0) parts.push(`tool_result for ids not pending: ${extra.join(', ')}`);
       if (parts.length === 0) parts.push('duplicate tool_result ids');
-      throw new TransportError('MODEL_EPAIRING', `the request does not answer the pending tool calls: ${parts.join('; ')}`);
+      throw new TransportError(
+        'MODEL_EPAIRING',
+        `the request does not answer the pending tool calls: ${parts.join('; ')}`,
+      );
     }
     busy = true;
   }
@@ -109,7 +116,9 @@ export function createSession(transport: ModelTransport): Session {
           succeed(toolIds);
         } catch (error) {
           fail();
-          throw isTransportError(error) ? error : new TransportError('MODEL_EPROTO', String(error), { cause: error });
+          throw isTransportError(error)
+            ? error
+            : new TransportError('MODEL_EPROTO', String(error), { cause: error });
         } finally {
           if (busy) fail(); // the caller stopped reading: the turn did not complete
         }

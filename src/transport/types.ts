@@ -5,7 +5,13 @@
  * @module
  */
 import type { ProviderName } from '../errors.js';
-import type { Message, MessageParam, MessagesRequest, MessageStreamEvent, ToolParam } from '../protocol/messages.js';
+import type {
+  Message,
+  MessageParam,
+  MessagesRequest,
+  MessageStreamEvent,
+  ToolParam,
+} from '../protocol/messages.js';
 
 /** Deadlines, in milliseconds. Each bounds one phase of an exchange; `0` disables one. */
 export interface Deadlines {

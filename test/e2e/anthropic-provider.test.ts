@@ -377,14 +377,16 @@ describe('upstream error statuses', () => {
     { status: 500, type: 'api_error' },
     { status: 529, type: 'overloaded_error' },
   ])(
-    'maps $status $type to MODEL_EHTTP with that status and type, for send and stream',
+    'maps $status $type to the right code with that status and type, for send and stream',
     async ({ status, type }) => {
+      // A refused credential is MODEL_EAUTH (DESIGN.md); every other status is MODEL_EHTTP.
+      const code = status === 401 ? 'MODEL_EAUTH' : 'MODEL_EHTTP';
       const body = anthropicError(type, `upstream says ${status}`);
       const headers = { 'request-id': `req_${status}` };
       server.push(step.json(body, { status, headers }), step.json(body, { status, headers }));
 
       const sent = await sendError(helloRequest(), { maxRetries: 0 });
-      expect(sent.code).toBe('MODEL_EHTTP');
+      expect(sent.code).toBe(code);
       expect(sent.status).toBe(status);
       expect(sent.provider).toBe('anthropic');
       expect(sent.requestId).toBe(`req_${status}`);
@@ -396,7 +398,7 @@ describe('upstream error statuses', () => {
 
       const streamed = await drain(helloRequest({ stream: true }), { maxRetries: 0 });
       expect(streamed.events).toEqual([]);
-      expect(streamed.error?.code).toBe('MODEL_EHTTP');
+      expect(streamed.error?.code).toBe(code);
       expect(streamed.error?.status).toBe(status);
       expect(streamed.error?.body.error.type).toBe(type);
       expect(server.requests).toHaveLength(2);

@@ -130,6 +130,8 @@ export interface ReplayReport {
   readonly requests: number;
   /** Provider failures scripted, per kind. */
   readonly failures: Readonly<Record<FailureKind, number>>;
+  /** Observed values compared with a model variable. */
+  readonly comparisons: number;
   readonly violations: readonly ConformanceViolation[];
   readonly durationMs: number;
 }
@@ -283,6 +285,7 @@ export async function replayBehaviours(
     steps: 0,
     exchanges: 0,
     requests: 0,
+    comparisons: 0,
     actions: {} as Record<string, number>,
     failures: { reset: 0, timeout: 0, '5xx': 0, malformed: 0 } as Record<FailureKind, number>,
   };
@@ -299,6 +302,7 @@ export async function replayBehaviours(
       totals.steps += run.stepsReplayed;
       totals.exchanges += run.exchanges;
       totals.requests += run.requests;
+      totals.comparisons += run.comparisons;
       for (const [action, count] of Object.entries(run.actions)) {
         totals.actions[action] = (totals.actions[action] ?? 0) + count;
       }
@@ -348,6 +352,7 @@ class BehaviourReplay {
   stepsReplayed = 0;
   exchanges = 0;
   requests = 0;
+  comparisons = 0;
 
   readonly #steps: readonly Step[];
   readonly #index: number;
@@ -798,6 +803,7 @@ class BehaviourReplay {
   #compare(index: number, observations: readonly Observation[]): void {
     const state = this.#steps[index]!.state;
     for (const observation of observations) {
+      this.comparisons++;
       const expected = state[observation.variable];
       if (JSON.stringify(expected) === JSON.stringify(observation.value)) continue;
       this.#violation(
