@@ -10,6 +10,7 @@ export type { Session, SessionOutcome } from './transport/session.js';
 export type {
   Deadlines,
   ExchangeOptions,
+  MessagesRequestInput,
   ModelTransport,
   ResponseInfo,
   Selection,

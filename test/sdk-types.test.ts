@@ -15,6 +15,7 @@
 import type * as Sdk from '@anthropic-ai/sdk/resources/messages/messages';
 import { describe, expect, it } from 'vitest';
 import type * as Ours from '../src/protocol/messages.js';
+import type { MessagesRequestInput, ModelTransport } from '../src/transport/types.js';
 
 /**
  * `assignableTo<To>()<From>()` compiles only when every `From` is a `To`; when it is not, the compiler
@@ -285,5 +286,18 @@ describe('what Anthropic sends, as the SDK types it, fits our types', () => {
     // @ts-expect-error -- the SDK types `tool_use.input` as `unknown`; ours is a JSON object, on purpose
     // (the validator checks it). As part of a message, such a block still fits as an `OtherBlock`.
     expect(assignableTo<Ours.ToolUseBlock>()<Structural<Sdk.ToolUseBlock>>()).toBe(true);
+  });
+});
+
+describe('the transport accepts SDK-typed requests', () => {
+  it('takes an SDK MessageCreateParams value in send and stream without a cast', () => {
+    expect(assignableTo<MessagesRequestInput>()<Sdk.MessageCreateParamsNonStreaming>()).toBe(true);
+    expect(assignableTo<MessagesRequestInput>()<Sdk.MessageCreateParamsStreaming>()).toBe(true);
+    type SendParameter = Parameters<ModelTransport['send']>[0];
+    type StreamParameter = Parameters<ModelTransport['stream']>[0];
+    expect(assignableTo<SendParameter>()<Sdk.MessageCreateParamsNonStreaming>()).toBe(true);
+    expect(assignableTo<StreamParameter>()<Sdk.MessageCreateParamsStreaming>()).toBe(true);
+    // @ts-expect-error -- a value without the required fields is still refused at compile time
+    expect(assignableTo<SendParameter>()<{ model: string }>()).toBe(true);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (the benchmark children run from there, so that `--import tsx` resolves). */
@@ -89,6 +89,7 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
     [...(options.nodeFlags ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])],
     { cwd: REPO_ROOT, env: options.env, stdio: ['ignore', stdout, 'pipe'] },
   );
+  if (typeof stdout === 'number') closeSync(stdout); // the child holds its own copy
   running.add(child);
   const exited = once(child, 'exit').then(() => running.delete(child));
   let output = '';
@@ -106,7 +107,7 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
       }
     };
     child.stdout?.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stderr?.on('data', onData);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${options.script} exited (${code ?? signal}) before listening:\n${output}`));
@@ -115,8 +116,8 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
   // Keep draining both pipes so the child never blocks on a full pipe; stdout lines are discarded.
   child.stdout?.removeAllListeners('data');
   child.stdout?.resume();
-  child.stderr.removeAllListeners('data');
-  child.stderr.on('data', (chunk: Buffer) => {
+  child.stderr?.removeAllListeners('data');
+  child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);
   });
   const pid = child.pid!;

@@ -33,7 +33,8 @@ Options:
 
 Provider selection (read once at start-up):
   ANTHROPIC_API_KEY                         → anthropic (native Messages)
-  else TPX_OAUTH_TOKEN / TPX_OAUTH_TOKEN_FILE + TPX_BASE_URL → tpx (Chat Completions, translated)
+  else TPX_OAUTH_TOKEN / TPX_OAUTH_TOKEN_FILE / TPX_OAUTH_TOKEN_COMMAND + TPX_BASE_URL
+                                            → tpx (Chat Completions, translated; TPX_DIALECT picks the server profile)
   else                                      → none (every exchange fails with 401)
 
 Exit codes: 0 ok, 1 the exchange failed, 2 usage or configuration error.
@@ -62,8 +63,9 @@ Options:
 `,
   doctor: `Usage: tpx doctor
 
-Shows which provider is selected and why (never a secret), checks that the endpoint is reachable and
-accepts the credentials, and prints a fix for each failure.
+Shows which provider is selected and why (never a secret) — for tpx also the dialect profile and where
+the token comes from — checks that the endpoint is reachable and accepts the credentials, and prints a
+fix for each failure.
 `,
   'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
 
@@ -253,6 +255,24 @@ function fixFor(error: unknown, transport: ModelTransport): string {
   }
 }
 
+/** What the token source does, for each kind (never the token). */
+const TOKEN_SOURCE_NOTES: Record<'static' | 'file' | 'command', string> = {
+  static: 'a fixed token, read once at start-up',
+  file: 're-read when the file changes (checked at most once per exchange, and after a 401)',
+  command: 'run at start-up and again when the endpoint answers 401',
+};
+
+/** The `tpx` dialect and token source lines of `tpx doctor`; empty for other providers. */
+function describeTpxSetup(transport: ModelTransport): string {
+  const { dialect, tokenSource } = transport.selection;
+  let text = '';
+  if (dialect !== undefined) text += `dialect: ${dialect.name}\n  why: ${dialect.reason}\n`;
+  if (tokenSource !== undefined) {
+    text += `token source: ${tokenSource.kind} (${tokenSource.origin})\n  ${TOKEN_SOURCE_NOTES[tokenSource.kind]}\n`;
+  }
+  return text;
+}
+
 async function doctor(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(args, {}, false);
   if (values['help'] === true) {
@@ -268,6 +288,7 @@ async function doctor(args: string[], io: CliIo): Promise<number> {
   }
   try {
     io.stdout(`provider: ${transport.provider}\n  why: ${transport.selection.reason}\n`);
+    io.stdout(describeTpxSetup(transport));
     if (transport.provider === 'none') {
       io.stdout(`endpoint: none\n  fix: ${fixFor(new TransportError('MODEL_EAUTH', ''), transport)}\n`);
       return EXIT_EXCHANGE_ERROR;

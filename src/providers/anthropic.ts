@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { TransportError, errorTypeForStatus, statusForErrorType } from '../errors.js';
-import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorType } from '../errors.js';
+import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { mapUpstreamError } from '../translate/map-upstream-error.js';
@@ -112,6 +112,56 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
+/** The `{type, message}` of a Messages error body, or `undefined` when `payload` is not one. */
+function readErrorBody(payload: unknown): { type: string; message: string } | undefined {
+  if (typeof payload !== 'object' || payload === null || (payload as { type?: unknown }).type !== 'error') return undefined;
+  const error = (payload as { error?: unknown }).error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { type, message } = error as { type?: unknown; message?: unknown };
+  if (typeof type !== 'string') return undefined;
+  return { type, message: typeof message === 'string' ? message : '' };
+}
+
+/**
+ * The error for an error object inside a 200 answer (an `event: error`, or a JSON error body): the status
+ * its type stands for, retryable as that status would be.
+ */
+function errorInAnswer(error: { type: string; message: string }, where: 'response' | 'stream'): TransportError {
+  const status = statusForErrorType(error.type);
+  const what = where === 'stream' ? 'the anthropic stream failed' : 'the anthropic endpoint answered 200 with an error';
+  return new TransportError('MODEL_EHTTP', `${what}: ${error.type}: ${error.message}`, {
+    provider: 'anthropic',
+    status,
+    type: errorTypeForStatus(status),
+    retryable: isRetryableStatus(status),
+  });
+}
+
+/** The first tool_use id used by two blocks of one message, if any. */
+function firstDuplicateToolId(content: Message['content']): string | undefined {
+  const seen = new Set<string>();
+  for (const block of content) {
+    if (block.type !== 'tool_use') continue;
+    const id = (block as ToolUseBlock).id;
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
+
+/**
+ * Two tool calls with one id cannot both be answered: the next request would carry two tool_results
+ * for that id, which the pairing check (and Anthropic) refuse. The native path passes ids through as
+ * sent, so such an answer is refused rather than handed on.
+ */
+function duplicateToolId(id: string): TransportError {
+  return new TransportError(
+    'MODEL_EPROTO',
+    `the anthropic answer uses the tool_use id ${JSON.stringify(id)} for two calls; tool_use ids must be unique`,
+    { provider: 'anthropic' },
+  );
+}
+
 /** Creates the native provider for one key and base URL. */
 export function createAnthropicProvider(config: AnthropicConfig): Provider {
   return {
@@ -130,7 +180,10 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const text = await readBody(response, context);
-      const validated = validateMessage(parseJson(text, 'response'));
+      const payload = parseJson(text, 'response');
+      const answeredError = readErrorBody(payload);
+      if (answeredError !== undefined) throw errorInAnswer(answeredError, 'response');
+      const validated = validateMessage(payload);
       if (!validated.ok) {
         throw new TransportError(
           'MODEL_EPROTO',
@@ -140,6 +193,8 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           },
         );
       }
+      const duplicate = firstDuplicateToolId(validated.value.content);
+      if (duplicate !== undefined) throw duplicateToolId(duplicate);
       return validated.value;
     },
 
@@ -165,6 +220,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         );
       }
       const grammar = createStreamGrammar();
+      const toolIds = new Set<string>();
       for await (const sse of readSse(response, context)) {
         const data = sse.data.trim();
         if (data === '') continue;
@@ -182,19 +238,13 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           );
         }
         const event = validated.value;
-        if (event.type === 'error') {
-          const errorType = event.error.type;
-          const status = statusForErrorType(errorType);
-          throw new TransportError(
-            'MODEL_EHTTP',
-            `the anthropic stream failed: ${errorType}: ${event.error.message}`,
-            {
-              provider: 'anthropic',
-              status,
-              type: errorTypeForStatus(status),
-              retryable: false,
-            },
-          );
+        // Retried like the status it stands for when nothing reached the caller yet (an overloaded_error
+        // first is a 529, PROTOCOLS.md A.7); the transport never retries once events were delivered.
+        if (event.type === 'error') throw errorInAnswer(event.error, 'stream');
+        if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+          const id = (event.content_block as { id: string }).id;
+          if (toolIds.has(id)) throw duplicateToolId(id);
+          toolIds.add(id);
         }
         const violation = grammar.accept(event);
         if (violation !== undefined) {

@@ -59,12 +59,20 @@ export async function httpRequest(
   context: AttemptContext,
 ): Promise<HttpResponse> {
   const { deadlines } = context;
+  // undici's header and body timeouts run on a coarse clock (it checks them every half second or so), so
+  // a 100 ms first-byte deadline would pass after about a second. The deadline is kept here on a native
+  // timer; undici's stays as a backstop and can only fire later.
+  const firstByte = new AbortController();
+  const timer =
+    deadlines.firstByteTimeoutMs > 0
+      ? setTimeout(() => firstByte.abort(deadlineError('first-byte', context)), deadlines.firstByteTimeoutMs)
+      : undefined;
   try {
     const response = await request(url, {
       method: init.method,
       headers: init.headers,
       body: init.body ?? null,
-      signal: context.signal,
+      signal: AbortSignal.any([context.signal, firstByte.signal]),
       dispatcher: context.dispatcher(deadlines.connectTimeoutMs),
       headersTimeout: deadlines.firstByteTimeoutMs,
       bodyTimeout: deadlines.idleTimeoutMs,
@@ -72,12 +80,36 @@ export async function httpRequest(
     return { status: response.statusCode, headers: flattenHeaders(response.headers), body: response.body };
   } catch (error) {
     throw classifyError(error, context);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The chunks of a response body, as they arrive. While waiting for the next chunk a native timer runs:
+ * when the idle deadline passes first, the body is destroyed and the wait fails with `MODEL_ETIMEOUT`
+ * naming `idle`. Time the consumer spends between chunks does not count (backpressure is not silence).
+ */
+export async function* bodyChunks(response: HttpResponse, context: AttemptContext): AsyncGenerator<Buffer> {
+  const idleMs = context.deadlines.idleTimeoutMs;
+  const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    const timer =
+      idleMs > 0 ? setTimeout(() => response.body.destroy(deadlineError('idle', context)), idleMs) : undefined;
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await iterator.next();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (next.done === true) return;
+    yield next.value;
   }
 }
 
 /**
  * Reads a whole response body as text, within the size limit. The idle deadline applies between
- * chunks (undici's body timeout); the total deadline through the signal.
+ * chunks (`bodyChunks`); the total deadline through the signal.
  */
 export async function readBody(
   response: HttpResponse,
@@ -92,8 +124,7 @@ export async function readBody(
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of response.body) {
-      const buffer = chunk as Buffer;
+    for await (const buffer of bodyChunks(response, context)) {
       size += buffer.length;
       if (size > limit) {
         response.body.destroy();
@@ -104,7 +135,8 @@ export async function readBody(
   } catch (error) {
     throw classifyError(error, context);
   }
-  return Buffer.concat(chunks, size).toString('utf8');
+  // TextDecoder drops a leading byte order mark, which a JSON reader may ignore (RFC 8259 §8.1).
+  return new TextDecoder('utf-8').decode(Buffer.concat(chunks, size));
 }
 
 function tooBig(limit: number, provider: ProviderName): TransportError {
@@ -113,6 +145,22 @@ function tooBig(limit: number, provider: ProviderName): TransportError {
     `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
     { provider },
   );
+}
+
+/** The `MODEL_ETIMEOUT` error for one of the per-attempt deadlines. */
+function deadlineError(
+  deadline: 'connect' | 'first-byte' | 'idle',
+  context: AttemptContext,
+  cause?: unknown,
+): TransportError {
+  const { provider, deadlines } = context;
+  const message =
+    deadline === 'connect'
+      ? `could not connect to the ${provider} endpoint within ${deadlines.connectTimeoutMs} ms (connect deadline)`
+      : deadline === 'first-byte'
+        ? `the ${provider} endpoint sent no response headers within ${deadlines.firstByteTimeoutMs} ms (first-byte deadline)`
+        : `the ${provider} endpoint went silent for ${deadlines.idleTimeoutMs} ms mid-response (idle deadline)`;
+  return new TransportError('MODEL_ETIMEOUT', message, cause === undefined ? { provider, deadline } : { provider, deadline, cause });
 }
 
 /** Maps undici, socket and abort failures to the right `MODEL_*` code. */
@@ -128,27 +176,14 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
     });
   }
   const code = (error as { code?: unknown } | null)?.code;
-  const { deadlines } = context;
   if (error instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new TransportError(
-      'MODEL_ETIMEOUT',
-      `could not connect to the ${provider} endpoint within ${deadlines.connectTimeoutMs} ms (connect deadline)`,
-      { provider, deadline: 'connect', cause: error },
-    );
+    return deadlineError('connect', context, error);
   }
   if (error instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return new TransportError(
-      'MODEL_ETIMEOUT',
-      `the ${provider} endpoint sent no response headers within ${deadlines.firstByteTimeoutMs} ms (first-byte deadline)`,
-      { provider, deadline: 'first-byte', cause: error },
-    );
+    return deadlineError('first-byte', context, error);
   }
   if (error instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') {
-    return new TransportError(
-      'MODEL_ETIMEOUT',
-      `the ${provider} endpoint went silent for ${deadlines.idleTimeoutMs} ms mid-response (idle deadline)`,
-      { provider, deadline: 'idle', cause: error },
-    );
+    return deadlineError('idle', context, error);
   }
   if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
     return new TransportError(

@@ -6,7 +6,7 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError } from '../errors.js';
-import { classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import { bodyChunks, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
 
 /** One SSE message. `event` is undefined for data-only messages. */
 export interface SseMessage {
@@ -39,8 +39,7 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
   });
   let size = 0;
   try {
-    for await (const chunk of response.body) {
-      const buffer = chunk as Buffer;
+    for await (const buffer of bodyChunks(response, context)) {
       size += buffer.length;
       if (size > context.maxResponseBytes) {
         throw new TransportError(
@@ -53,9 +52,11 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
       if (parseFailure !== undefined) throw parseFailure;
       while (pending.length > 0) yield pending.shift()!;
     }
-    // A stream whose last event lacks its terminating blank line still delivers that event.
-    parser.feed(decoder.decode());
-    parser.reset({ consume: true });
+    // A stream whose last event lacks its terminating blank line (or even the end of its last line) still
+    // delivers that event: the parser dispatches only at a blank line, and `reset({ consume: true })`
+    // parses a pending line without dispatching it, so the blank line is supplied here. A stream that
+    // ended properly gains only empty lines, which dispatch nothing.
+    parser.feed(`${decoder.decode()}\n\n`);
     while (pending.length > 0) yield pending.shift()!;
   } catch (error) {
     throw classifyError(error, context);

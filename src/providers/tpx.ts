@@ -1,22 +1,41 @@
 /**
- * The `tpx` provider: the Messages request is translated to Chat Completions, sent with the OAuth
- * bearer token to `{base}/chat/completions`, and the answer — JSON or a stream — translated back.
+ * The `tpx` provider: the Messages request is translated to Chat Completions, shaped for the server's
+ * dialect (`translate/dialects.ts`), sent with the OAuth bearer token to the dialect's endpoint
+ * (`{base}/chat/completions`, Azure's deployment route, Vertex's `…/endpoints/openapi`), and the answer —
+ * JSON or a stream — normalized for the dialect and translated back.
+ *
+ * A 401 from the upstream makes the token source refresh once per exchange (re-read the token file, run
+ * the token command) and the request is sent again with the new token; a second 401, or a source with
+ * nothing new, ends the exchange with `MODEL_EAUTH` (401). Messages never contain a token value.
  *
  * @module
  */
-import { TransportError } from '../errors.js';
+import { TransportError, isTransportError } from '../errors.js';
 import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import {
   validateChatCompletionChunk,
   validateChatCompletionResponse,
 } from '../protocol/validate-chat-completions.js';
+import {
+  applyDialectToRequest,
+  createChunkNormalizer,
+  normalizeResponse,
+} from '../translate/apply-dialect.js';
+import {
+  DIALECTS,
+  chatCompletionsUrl,
+  modelsUrl,
+  type DialectProfile,
+  type EndpointOptions,
+} from '../translate/dialects.js';
 import { estimateInputTokens, loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject, mapUpstreamError } from '../translate/map-upstream-error.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
+import type { TokenSource } from '../transport/token-source.js';
 import type { ExchangeOptions, TokenCount } from '../transport/types.js';
 import {
   httpRequest,
@@ -31,11 +50,16 @@ import { readSse } from './read-sse.js';
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 export interface TpxConfig {
-  /** Returns the current bearer token (it may be refreshed from the same source). */
-  token: () => string;
+  /** Where the bearer token comes from; it may be refreshed from the same source after a 401. */
+  tokens: TokenSource;
   baseUrl: string;
   model: string | undefined;
   generateId: () => string;
+  /** The server's dialect profile. @default DIALECTS['openai-generic'] */
+  dialect?: DialectProfile;
+  /** Azure's `api-version`. @default DEFAULT_AZURE_API_VERSION */
+  azureApiVersion?: string;
+  /** Overrides the dialect's max-tokens field. @default the dialect's */
   maxTokensField?: TranslateRequestOptions['maxTokensField'];
 }
 
@@ -53,6 +77,11 @@ function parseJson(text: string, what: string): unknown {
 }
 
 async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
+  throw await upstreamError(response, context);
+}
+
+/** Reads an error answer's body (within a small limit) and maps it to a `TransportError`. */
+async function upstreamError(response: HttpResponse, context: AttemptContext): Promise<TransportError> {
   let bodyText = '';
   try {
     bodyText = await readBody(response, context, ERROR_BODY_LIMIT);
@@ -67,38 +96,94 @@ async function failOnStatus(response: HttpResponse, context: AttemptContext): Pr
   };
   const contentType = response.headers['content-type'];
   if (contentType !== undefined) input.contentType = contentType;
-  throw mapUpstreamError(input);
+  return mapUpstreamError(input);
 }
 
 /** Creates the OpenAI-compatible provider. */
 export function createTpxProvider(config: TpxConfig): Provider {
-  const url = `${config.baseUrl}/chat/completions`;
+  const dialect = config.dialect ?? DIALECTS['openai-generic'];
+  const { tokens } = config;
+
+  function endpoint(model: string): EndpointOptions {
+    const options: EndpointOptions = { baseUrl: config.baseUrl, model };
+    if (config.azureApiVersion !== undefined) options.azureApiVersion = config.azureApiVersion;
+    return options;
+  }
 
   function prepare(request: MessagesRequest, streaming: boolean) {
     const options: TranslateRequestOptions = {};
     const model = config.model ?? request.model;
     options.model = model;
-    if (config.maxTokensField !== undefined) options.maxTokensField = config.maxTokensField;
+    options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
     const translated = translateRequest({ ...request, stream: streaming }, options);
+    const body = applyDialectToRequest(dialect, translated.body);
     const headers = {
       'content-type': 'application/json',
       accept: streaming ? 'text/event-stream' : 'application/json',
-      authorization: `Bearer ${config.token()}`,
     };
-    return { translated, headers };
+    return { translated, body, headers, url: chatCompletionsUrl(dialect, endpoint(model)) };
+  }
+
+  /**
+   * Sends one request with the current token. On a 401 the token source refreshes (once per exchange:
+   * the exchange's signal identifies it) and the request goes out again with the new token.
+   *
+   * @throws TransportError `MODEL_EAUTH` (401) when the upstream refused the token and there is no new one.
+   */
+  async function sendAuthorized(
+    url: string,
+    init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+    context: AttemptContext,
+    report: ReportResponse,
+  ): Promise<HttpResponse> {
+    const exchange = context.signal;
+    let token = await tokens.token(exchange);
+    for (let sent = 1; ; sent++) {
+      const headers = { ...init.headers, authorization: `Bearer ${token}` };
+      const response = await httpRequest(url, { ...init, headers }, context);
+      report(response.status, pickResponseHeaders(response.headers));
+      if (response.status !== 401) return response;
+      const refused = await upstreamError(response, context);
+      let fresh: string | undefined;
+      if (sent === 1) {
+        try {
+          fresh = await tokens.refresh(exchange, token, context.signal);
+        } catch (error) {
+          if (context.signal.aborted && isTransportError(context.signal.reason)) throw context.signal.reason;
+          throw error;
+        }
+      }
+      if (fresh === undefined) throw refusedToken(refused, sent);
+      token = fresh;
+    }
+  }
+
+  function refusedToken(refused: TransportError, sent: number): TransportError {
+    const retried = sent > 1 ? ', also after the token was refreshed' : '';
+    return new TransportError(
+      'MODEL_EAUTH',
+      tokens.redact(`the tpx endpoint refused the bearer token from ${tokens.origin}${retried}: ${refused.message}`),
+      {
+        status: 401,
+        type: 'authentication_error',
+        provider: 'tpx',
+        headers: { ...refused.headers },
+        ...(refused.requestId === undefined ? {} : { requestId: refused.requestId }),
+      },
+    );
   }
 
   return {
     name: 'tpx',
 
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
-      const { translated, headers } = prepare(request, false);
-      const response = await httpRequest(
+      const { translated, body, headers, url } = prepare(request, false);
+      const response = await sendAuthorized(
         url,
-        { method: 'POST', headers, body: JSON.stringify(translated.body) },
+        { method: 'POST', headers, body: JSON.stringify(body) },
         context,
+        report,
       );
-      report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const payload = parseJson(await readBody(response, context), 'response');
       if (typeof payload === 'object' && payload !== null && 'error' in payload && !('choices' in payload)) {
@@ -107,7 +192,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       const validated = validateChatCompletionResponse(payload);
       if (!validated.ok)
         throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
-      return translateResponse(validated.value, {
+      return translateResponse(normalizeResponse(dialect, validated.value), {
         requestModel: request.model,
         toolNames: translated.toolNames,
         generateId: config.generateId,
@@ -120,13 +205,13 @@ export function createTpxProvider(config: TpxConfig): Provider {
       context,
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent> {
-      const { translated, headers } = prepare(request, true);
-      const response = await httpRequest(
+      const { translated, body, headers, url } = prepare(request, true);
+      const response = await sendAuthorized(
         url,
-        { method: 'POST', headers, body: JSON.stringify(translated.body) },
+        { method: 'POST', headers, body: JSON.stringify(body) },
         context,
+        report,
       );
-      report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
       if (!contentType.includes('text/event-stream')) {
@@ -136,7 +221,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
           const validated = validateChatCompletionResponse(payload);
           if (!validated.ok)
             throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
-          const message = translateResponse(validated.value, {
+          const message = translateResponse(normalizeResponse(dialect, validated.value), {
             requestModel: request.model,
             toolNames: translated.toolNames,
             generateId: config.generateId,
@@ -154,6 +239,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         toolNames: translated.toolNames,
         generateId: config.generateId,
       });
+      const normalize = createChunkNormalizer(dialect);
       yield* translator.start();
       for await (const sse of readSse(response, context)) {
         const data = sse.data.trim();
@@ -169,7 +255,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         }
         const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
         if (!validated.ok) throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
-        const chunk: ChatCompletionChunk = validated.value;
+        const chunk: ChatCompletionChunk = normalize(validated.value);
         yield* translator.push(chunk);
       }
       yield* translator.finish(false);
@@ -183,11 +269,11 @@ export function createTpxProvider(config: TpxConfig): Provider {
 
     async listModels(_options: ExchangeOptions, context, report: ReportResponse): Promise<unknown> {
       // Many OpenAI-compatible servers have no `/models`, or one that needs other rights: any failure
-      // other than a cancel or the total deadline falls back to the configured model.
+      // other than a cancel, the total deadline or a refused token falls back to the configured model.
       try {
-        const headers = { accept: 'application/json', authorization: `Bearer ${config.token()}` };
-        const response = await httpRequest(`${config.baseUrl}/models`, { method: 'GET', headers }, context);
-        report(response.status, pickResponseHeaders(response.headers));
+        const headers = { accept: 'application/json' };
+        const url = modelsUrl(dialect, endpoint(config.model ?? ''));
+        const response = await sendAuthorized(url, { method: 'GET', headers }, context, report);
         if (response.status >= 200 && response.status <= 299) {
           const mapped = mapModelList(
             parseJsonLoose(await readBody(response, context, ERROR_BODY_LIMIT * 16)),
@@ -198,6 +284,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         }
       } catch (error) {
         if (context.signal.aborted) throw error;
+        if (isTransportError(error) && error.code === 'MODEL_EAUTH') throw error;
       }
       return fallbackModelList(config.model);
     },

@@ -10,6 +10,7 @@ import { TransportError, isTransportError, toTransportError } from '../errors.js
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
+import { DIALECTS } from '../translate/dialects.js';
 import { createAnthropicProvider } from '../providers/anthropic.js';
 import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';
@@ -17,10 +18,12 @@ import type { Provider, ReportResponse } from '../providers/provider.js';
 import { createTpxProvider } from '../providers/tpx.js';
 import { retryDelayMs } from './retry-delay.js';
 import { selectProvider } from './select-provider.js';
+import { createTokenSource } from './token-source.js';
 import type {
   CountTokensRequest,
   Deadlines,
   ExchangeOptions,
+  MessagesRequestInput,
   ModelTransport,
   Selection,
   TokenCount,
@@ -149,7 +152,16 @@ function shouldRetry(error: TransportError): boolean {
 export function createTransport(options: TransportOptions = {}): ModelTransport {
   const env = { ...(options.env ?? process.env) };
   const config = selectProvider(options, env);
-  const selection: Selection = Object.freeze({ provider: config.provider, reason: config.reason });
+  const selection: Selection = Object.freeze({
+    provider: config.provider,
+    reason: config.reason,
+    ...(config.tpx === undefined
+      ? {}
+      : {
+          dialect: Object.freeze({ name: config.tpx.dialect, reason: config.tpx.dialectReason }),
+          tokenSource: Object.freeze({ kind: config.tpx.tokenSpec.kind, origin: config.tpx.tokenSpec.origin }),
+        }),
+  });
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
   checkCount(options.maxRetries, 'maxRetries');
   checkCount(options.maxResponseBytes, 'maxResponseBytes');
@@ -167,12 +179,14 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       provider = createAnthropicProvider(config.anthropic!);
       break;
     case 'tpx': {
-      const token = config.tpx!.token;
+      const tpx = config.tpx!;
       provider = createTpxProvider({
-        token: () => token,
-        baseUrl: config.tpx!.baseUrl,
-        model: config.tpx!.model,
+        tokens: createTokenSource(tpx.tokenSpec),
+        baseUrl: tpx.baseUrl,
+        model: tpx.model,
         generateId,
+        dialect: DIALECTS[tpx.dialect],
+        azureApiVersion: tpx.azureApiVersion,
       });
       break;
     }
@@ -210,13 +224,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     if (exchange.signal.aborted) throw abortedError(exchange.signal);
   }
 
-  async function send(request: MessagesRequest, exchangeOptions: ExchangeOptions = {}): Promise<Message> {
+  async function send(request: MessagesRequestInput, exchangeOptions: ExchangeOptions = {}): Promise<Message> {
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     // NoProvider: with no credentials every exchange fails at once, whatever the request says.
     if (config.provider === 'none')
       return noneProvider.send(
-        request,
+        request as MessagesRequest,
         exchangeOptions,
         attemptContext(new AbortController().signal, baseDeadlines),
         () => {},
@@ -258,14 +272,14 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   }
 
   async function* stream(
-    request: MessagesRequest,
+    request: MessagesRequestInput,
     exchangeOptions: ExchangeOptions = {},
   ): AsyncGenerator<MessageStreamEvent> {
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     if (config.provider === 'none') {
       yield* noneProvider.stream(
-        request,
+        request as MessagesRequest,
         exchangeOptions,
         attemptContext(new AbortController().signal, baseDeadlines),
         () => {},
@@ -410,7 +424,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     send,
     countTokens,
     listModels,
-    stream(request: MessagesRequest, exchangeOptions?: ExchangeOptions): AsyncIterable<MessageStreamEvent> {
+    stream(request: MessagesRequestInput, exchangeOptions?: ExchangeOptions): AsyncIterable<MessageStreamEvent> {
       // A generator never throws on creation, so even a bad request surfaces from the iteration.
       return stream(request, exchangeOptions);
     },

@@ -4,16 +4,29 @@
  * | credentials                                              | provider    |
  * |----------------------------------------------------------|-------------|
  * | `anthropicApiKey` / `ANTHROPIC_API_KEY` non-empty        | `anthropic` |
- * | else `tpxToken` / `TPX_OAUTH_TOKEN` non-empty, or `tpxTokenFile` / `TPX_OAUTH_TOKEN_FILE` set | `tpx` |
+ * | else `tpxToken` / `TPX_OAUTH_TOKEN` non-empty, or `tpxTokenFile` / `TPX_OAUTH_TOKEN_FILE` set, or `tpxTokenCommand` / `TPX_OAUTH_TOKEN_COMMAND` set | `tpx` |
  * | else                                                     | `none`      |
  *
  * Explicit options win over the environment; empty strings count as absent. No network probing. The
- * reason names the option or variable that decided, never its value.
+ * reason names the option or variable that decided, never its value. Among the token sources the
+ * static token wins over the file, and the file over the command.
+ *
+ * For `tpx` it also settles the dialect (`tpxDialect` / `TPX_DIALECT`, else detected from the base URL's
+ * host, else `openai-generic`) and Azure's `api-version`. The only I/O is reading a token file once; a
+ * token command is run by `createTokenSource`, not here.
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
 import { TransportError, type ProviderName } from '../errors.js';
+import {
+  DEFAULT_AZURE_API_VERSION,
+  DIALECTS,
+  detectDialect,
+  parseDialectName,
+  type DialectName,
+} from '../translate/dialects.js';
+import { DEFAULT_TOKEN_COMMAND_TIMEOUT_MS, type TokenSpec } from './token-source.js';
 import type { TransportOptions } from './types.js';
 
 /** The frozen outcome of selection, with everything a provider needs. Holds secrets: never log it. */
@@ -21,7 +34,20 @@ export interface ResolvedConfig {
   provider: ProviderName;
   reason: string;
   anthropic?: { apiKey: string; baseUrl: string };
-  tpx?: { token: string; baseUrl: string; model: string | undefined; tokenSource: string };
+  tpx?: TpxSelection;
+}
+
+/** What the `tpx` provider needs from selection. `tokenSpec` holds the token read at start-up. */
+export interface TpxSelection {
+  tokenSpec: TokenSpec;
+  baseUrl: string;
+  model: string | undefined;
+  /** The sentence naming the token's source, e.g. `TPX_OAUTH_TOKEN_FILE is set`. */
+  tokenSource: string;
+  dialect: DialectName;
+  /** Why this dialect, e.g. `TPX_DIALECT is set` or `detected from the base URL host api.mistral.ai`. */
+  dialectReason: string;
+  azureApiVersion: string;
 }
 
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -80,27 +106,7 @@ export function selectProvider(
     };
   }
 
-  let token = pick(options.tpxToken, 'tpxToken', env, 'TPX_OAUTH_TOKEN');
-  if (token === undefined) {
-    const file = pick(options.tpxTokenFile, 'tpxTokenFile', env, 'TPX_OAUTH_TOKEN_FILE');
-    if (file !== undefined) {
-      const variable = file.source.startsWith('the ') ? 'the tpxTokenFile option' : 'TPX_OAUTH_TOKEN_FILE';
-      let content: string;
-      try {
-        content = readFileSync(file.value, 'utf8').trim();
-      } catch (error) {
-        const code = (error as { code?: string }).code ?? 'unreadable';
-        throw new TransportError('MODEL_ECONFIG', `${variable} names a file that cannot be read (${code})`, {
-          cause: error,
-        });
-      }
-      if (content === '') throw new TransportError('MODEL_ECONFIG', `${variable} names an empty file`);
-      token = {
-        value: content,
-        source: `${variable === 'TPX_OAUTH_TOKEN_FILE' ? 'TPX_OAUTH_TOKEN_FILE is set' : 'the tpxTokenFile option is set'}`,
-      };
-    }
-  }
+  const token = pickToken(options, env);
   if (token !== undefined) {
     const base = pick(options.tpxBaseUrl, 'tpxBaseUrl', env, 'TPX_BASE_URL');
     if (base === undefined) {
@@ -109,20 +115,117 @@ export function selectProvider(
         'an OAuth token is set but TPX_BASE_URL is not: set TPX_BASE_URL (or the tpxBaseUrl option) to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1',
       );
     }
+    const baseUrl = checkUrl(base.value, 'TPX_BASE_URL');
     const model = pick(options.tpxModel, 'tpxModel', env, 'TPX_MODEL');
+    const dialect = pickDialect(options, env, baseUrl);
+    const apiVersion = pick(options.tpxAzureApiVersion, 'tpxAzureApiVersion', env, 'TPX_AZURE_API_VERSION');
+    if (apiVersion !== undefined && !/^[A-Za-z0-9._-]+$/.test(apiVersion.value)) {
+      throw new TransportError(
+        'MODEL_ECONFIG',
+        `TPX_AZURE_API_VERSION must look like 2024-10-21 or 2025-04-01-preview, got ${JSON.stringify(apiVersion.value)}`,
+      );
+    }
     return {
       provider: 'tpx',
       reason: `${token.source} and ANTHROPIC_API_KEY is not`,
       tpx: {
-        token: token.value,
-        baseUrl: checkUrl(base.value, 'TPX_BASE_URL'),
+        tokenSpec: token.spec,
+        baseUrl,
         model: model?.value,
         tokenSource: token.source,
+        dialect: dialect.name,
+        dialectReason: dialect.reason,
+        azureApiVersion: apiVersion?.value ?? DEFAULT_AZURE_API_VERSION,
       },
     };
   }
   return {
     provider: 'none',
-    reason: 'no credentials: neither ANTHROPIC_API_KEY nor TPX_OAUTH_TOKEN / TPX_OAUTH_TOKEN_FILE is set',
+    reason:
+      'no credentials: neither ANTHROPIC_API_KEY nor TPX_OAUTH_TOKEN / TPX_OAUTH_TOKEN_FILE / TPX_OAUTH_TOKEN_COMMAND is set',
+  };
+}
+
+/** The name of an option or variable as messages show it, from `pick`'s source sentence. */
+function sourceName(source: string, optionName: string, variable: string): string {
+  return source.startsWith('the ') ? `the ${optionName} option` : variable;
+}
+
+/**
+ * The token source: a static token, else a token file (read now), else a token command (run later, by
+ * `createTokenSource`).
+ */
+function pickToken(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+): { spec: TokenSpec; source: string } | undefined {
+  const token = pick(options.tpxToken, 'tpxToken', env, 'TPX_OAUTH_TOKEN');
+  if (token !== undefined) {
+    const origin = sourceName(token.source, 'tpxToken', 'TPX_OAUTH_TOKEN');
+    return { spec: { kind: 'static', origin, token: token.value }, source: token.source };
+  }
+  const file = pick(options.tpxTokenFile, 'tpxTokenFile', env, 'TPX_OAUTH_TOKEN_FILE');
+  if (file !== undefined) {
+    const variable = sourceName(file.source, 'tpxTokenFile', 'TPX_OAUTH_TOKEN_FILE');
+    let content: string;
+    try {
+      content = readFileSync(file.value, 'utf8').trim();
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? 'unreadable';
+      throw new TransportError('MODEL_ECONFIG', `${variable} names a file that cannot be read (${code})`, {
+        cause: error,
+      });
+    }
+    if (content === '') throw new TransportError('MODEL_ECONFIG', `${variable} names an empty file`);
+    return {
+      spec: { kind: 'file', origin: variable, path: file.value, token: content },
+      source: file.source,
+    };
+  }
+  const command = pick(options.tpxTokenCommand, 'tpxTokenCommand', env, 'TPX_OAUTH_TOKEN_COMMAND');
+  if (command !== undefined) {
+    const origin = sourceName(command.source, 'tpxTokenCommand', 'TPX_OAUTH_TOKEN_COMMAND');
+    return {
+      spec: { kind: 'command', origin, command: command.value, timeoutMs: commandTimeout(options, env) },
+      source: command.source,
+    };
+  }
+  return undefined;
+}
+
+function commandTimeout(options: TransportOptions, env: Record<string, string | undefined>): number {
+  if (options.tpxTokenCommandTimeoutMs !== undefined) {
+    return checkTimeout(options.tpxTokenCommandTimeoutMs, 'tpxTokenCommandTimeoutMs');
+  }
+  const fromEnv = env['TPX_OAUTH_TOKEN_COMMAND_TIMEOUT_MS'];
+  if (present(fromEnv)) return checkTimeout(Number(fromEnv.trim()), 'TPX_OAUTH_TOKEN_COMMAND_TIMEOUT_MS');
+  return DEFAULT_TOKEN_COMMAND_TIMEOUT_MS;
+}
+
+function checkTimeout(value: number, name: string): number {
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new TransportError('MODEL_ECONFIG', `${name} must be a whole number of milliseconds above 0`);
+  }
+  return value;
+}
+
+/** The dialect: named by the option or `TPX_DIALECT`, else detected from the host, else generic. */
+function pickDialect(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+  baseUrl: string,
+): { name: DialectName; reason: string } {
+  const named = pick(options.tpxDialect, 'tpxDialect', env, 'TPX_DIALECT');
+  if (named !== undefined) {
+    const name = parseDialectName(named.value, sourceName(named.source, 'tpxDialect', 'TPX_DIALECT'));
+    return { name, reason: named.source };
+  }
+  const detected = detectDialect(baseUrl);
+  if (detected !== undefined) {
+    return { name: detected, reason: `detected from the TPX_BASE_URL host ${new URL(baseUrl).hostname}` };
+  }
+  return {
+    name: 'openai-generic',
+    reason: `no known service at the TPX_BASE_URL host ${new URL(baseUrl).hostname}, so ${DIALECTS['openai-generic'].label}; set TPX_DIALECT to choose a profile`,
   };
 }

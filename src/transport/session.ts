@@ -5,9 +5,10 @@
  * @module
  */
 import { TransportError, isTransportError } from '../errors.js';
-import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { Message, MessageStreamEvent } from '../protocol/messages.js';
 import { newToolResultIds } from '../translate/check-pairing.js';
-import type { ExchangeOptions, ModelTransport } from './types.js';
+import { validateMessagesRequest } from '../protocol/validate-messages.js';
+import type { ExchangeOptions, MessagesRequestInput, ModelTransport } from './types.js';
 
 /** The outcome of the last completed exchange: the model's `lastOutcome`. */
 export type SessionOutcome = 'none' | 'ok' | 'err';
@@ -21,9 +22,9 @@ export interface Session {
   /** Completed exchanges (delivered, failed or aborted). */
   readonly turns: number;
   /** Like `transport.send`, after checking that the request's new tool_results answer `pending` exactly. */
-  send(request: MessagesRequest, options?: ExchangeOptions): Promise<Message>;
+  send(request: MessagesRequestInput, options?: ExchangeOptions): Promise<Message>;
   /** Like `transport.stream`, with the same check; `pending` is set from the delivered tool_use blocks. */
-  stream(request: MessagesRequest, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
+  stream(request: MessagesRequestInput, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
   /** The caller cannot answer: drops the obligations and records an error outcome. */
   abort(): void;
 }
@@ -42,13 +43,15 @@ export function createSession(transport: ModelTransport): Session {
   let turns = 0;
   let busy = false;
 
-  function begin(request: MessagesRequest): void {
+  function begin(request: MessagesRequestInput): void {
     if (busy)
       throw new TransportError(
         'MODEL_EINVAL',
         'a session runs one exchange at a time; the previous one is still running',
       );
-    const answered = newToolResultIds(Array.isArray(request.messages) ? request.messages : []);
+    // An invalid request is refused by the transport with MODEL_EINVAL; the ledger checks valid ones.
+    const validated = validateMessagesRequest(request);
+    const answered = validated.ok ? newToolResultIds(validated.value.messages) : [...pending];
     if (!sameSet(pending, answered)) {
       const missing = pending.filter((id) => !answered.includes(id));
       const extra = answered.filter((id) => !pending.includes(id));

@@ -60,7 +60,24 @@ export interface ResponseInfo {
 export interface Selection {
   readonly provider: ProviderName;
   readonly reason: string;
+  /** `tpx` only: the dialect profile in use and why (`TPX_DIALECT is set`, `detected from …`). */
+  readonly dialect?: { readonly name: string; readonly reason: string };
+  /**
+   * `tpx` only: where the bearer token comes from — `static` (`TPX_OAUTH_TOKEN`), `file`
+   * (`TPX_OAUTH_TOKEN_FILE`, re-read when it changes) or `command` (`TPX_OAUTH_TOKEN_COMMAND`, run again
+   * after a 401) — and the option or variable that named it. Never the value.
+   */
+  readonly tokenSource?: { readonly kind: 'static' | 'file' | 'command'; readonly origin: string };
 }
+
+/**
+ * What `send` and `stream` accept: a `MessagesRequest`, or any object with the request's required fields
+ * — such as the official SDK's `MessageCreateParams`, whose interfaces TypeScript will not widen to our
+ * index-signature types. Either way the request is validated at run time before anything is sent.
+ */
+export type MessagesRequestInput =
+  | MessagesRequest
+  | { model: string; max_tokens: number; messages: readonly object[]; stream?: boolean | null };
 
 /** The one interface callers use, whatever provider is behind it. */
 export interface ModelTransport {
@@ -69,13 +86,13 @@ export interface ModelTransport {
   /** The provider and a human-readable reason naming the variable or option that decided it. Frozen. */
   readonly selection: Selection;
   /** One exchange, answered with a Messages `message`. Rejects with `TransportError`. */
-  send(request: MessagesRequest, options?: ExchangeOptions): Promise<Message>;
+  send(request: MessagesRequestInput, options?: ExchangeOptions): Promise<Message>;
   /**
    * One exchange, answered as Messages stream events in protocol order. Never throws synchronously:
    * every failure surfaces from the iteration as a `TransportError`. Breaking out of the loop aborts
    * the upstream request.
    */
-  stream(request: MessagesRequest, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
+  stream(request: MessagesRequestInput, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
   /**
    * Counts a request's input tokens (`POST /v1/messages/count_tokens`). `anthropic`: Anthropic's own
    * endpoint. `tpx`: a local, deliberately conservative estimate (no upstream call). `none`: `MODEL_EAUTH`.
@@ -116,8 +133,26 @@ export interface TransportOptions extends Partial<Deadlines> {
   anthropicBaseUrl?: string;
   /** OAuth bearer token (selects `tpx` when no key is set). @default env.TPX_OAUTH_TOKEN */
   tpxToken?: string;
-  /** A file holding the OAuth token. @default env.TPX_OAUTH_TOKEN_FILE */
+  /**
+   * A file holding the OAuth token, re-read when it changes (checked at most once per exchange).
+   * @default env.TPX_OAUTH_TOKEN_FILE
+   */
   tpxTokenFile?: string;
+  /**
+   * A shell command printing the OAuth token (e.g. `gcloud auth print-access-token`), run at creation
+   * and again when the upstream answers 401. @default env.TPX_OAUTH_TOKEN_COMMAND
+   */
+  tpxTokenCommand?: string;
+  /** Time limit of one run of the token command. @default env.TPX_OAUTH_TOKEN_COMMAND_TIMEOUT_MS ?? 10_000 */
+  tpxTokenCommandTimeoutMs?: number;
+  /**
+   * The server's dialect profile: `openai`, `vllm`, `llamacpp`, `ollama`, `deepseek`, `mistral`, `kimi`,
+   * `groq`, `openrouter`, `gemini`, `azure`, `vertex` or `openai-generic`.
+   * @default env.TPX_DIALECT, else detected from the base URL's host, else 'openai-generic'
+   */
+  tpxDialect?: string;
+  /** Azure OpenAI's `api-version` query parameter. @default env.TPX_AZURE_API_VERSION ?? '2024-10-21' */
+  tpxAzureApiVersion?: string;
   /** The OpenAI-compatible base URL, e.g. `http://127.0.0.1:8000/v1`. @default env.TPX_BASE_URL */
   tpxBaseUrl?: string;
   /** Model name sent upstream on the `tpx` path. @default env.TPX_MODEL, else the request's `model` */

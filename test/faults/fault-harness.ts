@@ -280,14 +280,15 @@ function sdkError(error: unknown, afterEvents: boolean): Observed {
 async function observeProxy(client: Anthropic, entry: EntryPoint, request: MessagesRequest): Promise<Observed> {
   if (entry === 'send') {
     try {
-      return { kind: 'message', message: (await client.messages.create({ ...request, stream: false })) as Message };
+      const params = { ...request, stream: false } as Anthropic.MessageCreateParamsNonStreaming;
+      return { kind: 'message', message: (await client.messages.create(params)) as unknown as Message };
     } catch (error) {
       return sdkError(error, false);
     }
   }
   const events: unknown[] = [];
   try {
-    const stream = await client.messages.create({ ...request, stream: true });
+    const stream = await client.messages.create({ ...request, stream: true } as Anthropic.MessageCreateParamsStreaming);
     for await (const event of stream) events.push(event);
   } catch (error) {
     checkEvents(events, false);
@@ -502,8 +503,8 @@ export function defineFaultSuite(provider: UpstreamKind): void {
           }
 
           // The same proxy answers the next request as if nothing had happened.
-          const next = await sdk.messages.create(faultRequest(FOLLOW_UP_MODEL)).then(
-            (answer) => ({ ok: true as const, text: textOf(answer as Message) }),
+          const next = await sdk.messages.create(faultRequest(FOLLOW_UP_MODEL) as Anthropic.MessageCreateParamsNonStreaming).then(
+            (answer) => ({ ok: true as const, text: textOf(answer as unknown as Message) }),
             (error: unknown) => ({ ok: false as const, status: (error as { status?: number }).status }),
           );
           if (mode.refused === true) expect(next).toEqual({ ok: false, status: 502 });

@@ -136,8 +136,12 @@ function failure(
   return { kind: 'error', code, status, type, afterEvents: false, attempts: 1, ...options };
 }
 
-const transportFailure = (attempts: number | undefined = 2, afterEvents = false) =>
-  failure('MODEL_ETRANSPORT', 502, 'api_error', { attempts: afterEvents ? 1 : attempts, afterEvents });
+/** A socket failure: retried when nothing was delivered yet (`attempts: null` when nothing listens to count them). */
+const transportFailure = (attempts: number | null = 2, afterEvents = false) =>
+  failure('MODEL_ETRANSPORT', 502, 'api_error', {
+    attempts: afterEvents ? 1 : (attempts ?? undefined),
+    afterEvents,
+  });
 const timeout = (deadline: DeadlineName, afterEvents = false) =>
   failure('MODEL_ETIMEOUT', 504, 'timeout_error', {
     deadline,
@@ -147,7 +151,8 @@ const timeout = (deadline: DeadlineName, afterEvents = false) =>
   });
 const protocol = (afterEvents = false, attempts = 1) =>
   failure('MODEL_EPROTO', 502, 'api_error', { afterEvents, attempts });
-const tooBig = (afterEvents = false) => failure('MODEL_ETOOBIG', 502, 'api_error', { afterEvents });
+const tooBig = (afterEvents = false) =>
+  failure('MODEL_ETOOBIG', 413, 'request_too_large', { afterEvents });
 const http = (status: number, type: MessagesErrorType, attempts = 1, afterEvents = false) =>
   failure('MODEL_EHTTP', status, type, { attempts, afterEvents });
 
@@ -348,7 +353,7 @@ export const FAULT_MODES: readonly FaultMode[] = [
     name: 'connection-refused',
     upstream: 'nothing listens: the connection is refused',
     refused: true,
-    expected: { send: transportFailure(undefined), stream: transportFailure(undefined) },
+    expected: { send: transportFailure(null), stream: transportFailure(null) },
   },
   {
     name: 'reset-before-headers',
@@ -691,7 +696,11 @@ export const FAULT_MODES: readonly FaultMode[] = [
     name: 'status-401',
     upstream: 'answers 401: the credentials are refused',
     script: errorAnswer(401, 'authentication_error', openAiError('invalid_request_error', 'Incorrect API key', 'invalid_api_key')),
-    expected: { send: http(401, 'authentication_error'), stream: http(401, 'authentication_error') },
+    // DESIGN: MODEL_EAUTH is also "the provider refused the credentials".
+    expected: {
+      send: failure('MODEL_EAUTH', 401, 'authentication_error'),
+      stream: failure('MODEL_EAUTH', 401, 'authentication_error'),
+    },
   },
   {
     name: 'status-403',

@@ -1,0 +1,229 @@
+/**
+ * `npm run bench`: every benchmark of the transport in one run, side by side, printed as tables and
+ * written to `bench/results.json` (medians and ratios; see `docs/performance.md` for the method).
+ *
+ * ```
+ * npm run bench                      # the full run (a few minutes on 2 cores), writes bench/results.json
+ * npm run bench:smoke                # every benchmark, briefly: checks they still run; writes nothing
+ * npx tsx bench/run.ts --only proxy,memory
+ * npx tsx bench/run.ts --only proxy --cpu-prof-dir /tmp/prof   # profile tpx serve while it is measured
+ * npx tsx bench/report.ts            # bench/results.json as Markdown tables
+ * ```
+ *
+ * Options: `--smoke`; `--only <suites>` (comma-separated: translation, stream, proxy, memory);
+ * `--out <file>` (default `bench/results.json` for a full run, nothing for a smoke run);
+ * `--cpu-prof-dir <dir>` (run `tpx serve` with `node --cpu-prof`, profiles written there on exit).
+ *
+ * Nothing here is a test: no number fails the run. The run fails only when a benchmark cannot do its
+ * work (a translation that produces the wrong thing, a proxy that answers an error).
+ *
+ * @module
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { formatBytes, formatRatio, round, verdict } from './harness/stats.js';
+import { renderText, type Table } from './harness/table.js';
+import { runMemory, STREAM_MEMORY_TARGET_BYTES, type MemoryResult } from './suites/memory.js';
+import { PROXY_TARGETS, runProxy, type ProxyResult } from './suites/proxy.js';
+import { runStream, type StreamResult } from './suites/stream.js';
+import { runTranslation, TRANSLATION_TARGET, type TranslationResult } from './suites/translation.js';
+
+const SUITES = ['translation', 'stream', 'proxy', 'memory'] as const;
+type Suite = (typeof SUITES)[number];
+
+/** Largest heap growth over the in-process exchanges that still counts as "no leak". */
+const HEAP_GROWTH_LIMIT_BYTES = 1024 * 1024;
+
+const { values } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    out: { type: 'string' },
+    'cpu-prof-dir': { type: 'string' },
+  },
+});
+const isSmoke = values.smoke;
+const only = new Set<Suite>(
+  (values.only ?? SUITES.join(',')).split(',').map((name) => {
+    const suite = name.trim() as Suite;
+    if (!SUITES.includes(suite)) throw new Error(`--only: unknown suite "${name}" (one of ${SUITES.join(', ')})`);
+    return suite;
+  }),
+);
+const outPath =
+  values.out ?? (isSmoke || values.only !== undefined ? undefined : fileURLToPath(new URL('results.json', import.meta.url)));
+
+/** Sizes and durations: the full run, and a smoke run of a few seconds that exercises the same code. */
+const CONFIG = isSmoke
+  ? {
+      translation: { rounds: 1, timeMs: 5, minIterations: 2, warmupMs: 0 },
+      stream: { sizes: [100, 1_000, 10_000], rounds: { rounds: 1, timeMs: 5, minIterations: 1, warmupMs: 0 } },
+      proxy: { rounds: 1, warmupMs: 50, durationMs: 150 },
+      memory: { streams: 40, warmupStreams: 20, sends: 400, streamExchanges: 100 },
+    }
+  : {
+      translation: { rounds: 8, timeMs: 150, minIterations: 5, warmupMs: 100 },
+      stream: { sizes: [1_000, 10_000, 100_000], rounds: { rounds: 4, timeMs: 250, minIterations: 2, warmupMs: 0 } },
+      proxy: { rounds: 3, warmupMs: 300, durationMs: 2_000 },
+      memory: { streams: 1_000, warmupStreams: 200, sends: 100_000, streamExchanges: 10_000 },
+    };
+
+interface TargetRow {
+  benchmark: string;
+  measure: string;
+  value: string;
+  target: string;
+  met: boolean;
+}
+
+const startedAt = Date.now();
+const loadAtStart = loadavg();
+const seconds: Partial<Record<Suite, number>> = {};
+const tables: Table[] = [];
+const targets: TargetRow[] = [];
+let translation: TranslationResult | undefined;
+let stream: StreamResult | undefined;
+let proxy: ProxyResult | undefined;
+let memory: MemoryResult | undefined;
+
+function show(newTables: Table[]): void {
+  for (const table of newTables) {
+    tables.push(table);
+    process.stdout.write(`\n${renderText(table)}`);
+  }
+}
+
+async function timed<T>(suite: Suite, run: () => T | Promise<T>): Promise<T> {
+  process.stderr.write(`\n[bench] ${suite}${isSmoke ? ' (smoke)' : ''}…\n`);
+  const suiteStart = Date.now();
+  const result = await run();
+  seconds[suite] = round((Date.now() - suiteStart) / 1000, 3);
+  return result;
+}
+
+if (only.has('translation')) {
+  translation = await timed('translation', () => runTranslation(CONFIG.translation));
+  show([translation.table]);
+  for (const row of translation.rows) {
+    if (row.target === null) continue;
+    targets.push({
+      benchmark: 'translation',
+      measure: `${row.path} ${row.size}: translation / floor`,
+      value: formatRatio(row.ratio),
+      target: `≤ ${TRANSLATION_TARGET}×`,
+      met: row.met === true,
+    });
+  }
+}
+
+if (only.has('stream')) {
+  stream = await timed('stream', () => runStream(CONFIG.stream.sizes, CONFIG.stream.rounds));
+  show(stream.tables);
+  for (const row of stream.scaling) {
+    targets.push({
+      benchmark: 'stream',
+      measure: `${row.shape}: time(${row.to}) / time(${row.from})`,
+      value: formatRatio(row.translationScaling),
+      target: `≤ ${row.target}×`,
+      met: row.met,
+    });
+  }
+}
+
+if (only.has('proxy')) {
+  proxy = await timed('proxy', () => runProxy({ ...CONFIG.proxy, cpuProfileDir: values['cpu-prof-dir'] }));
+  show(proxy.tables);
+  for (const ratio of proxy.ratios) {
+    targets.push(
+      {
+        benchmark: 'proxy',
+        measure: `${ratio.provider}: added p50 latency vs pass-through, c=1`,
+        value: formatRatio(ratio.addedLatencyRatio),
+        target: `≤ ${PROXY_TARGETS.addedLatencyRatio}×`,
+        met: verdict(ratio.addedLatencyRatio, { max: PROXY_TARGETS.addedLatencyRatio }) === 'met',
+      },
+      {
+        benchmark: 'proxy',
+        measure: `${ratio.provider}: throughput vs pass-through, c=16`,
+        value: formatRatio(ratio.throughputRatio),
+        target: `≥ ${PROXY_TARGETS.throughputRatio}×`,
+        met: verdict(ratio.throughputRatio, { min: PROXY_TARGETS.throughputRatio }) === 'met',
+      },
+      {
+        benchmark: 'proxy',
+        measure: `${ratio.provider}: streaming first byte p50 vs pass-through, c=16`,
+        value: formatRatio(ratio.firstByteRatio),
+        target: `≤ ${PROXY_TARGETS.firstByteRatio}×`,
+        met: verdict(ratio.firstByteRatio, { max: PROXY_TARGETS.firstByteRatio }) === 'met',
+      },
+    );
+  }
+}
+
+if (only.has('memory')) {
+  memory = await timed('memory', () => runMemory(CONFIG.memory));
+  show(memory.tables);
+  for (const row of memory.openStreams) {
+    targets.push({
+      benchmark: 'memory',
+      measure: `${row.provider}: RSS per open stream (${row.streams} streams)`,
+      value: formatBytes(row.bytesPerStream),
+      target: `≤ ${formatBytes(STREAM_MEMORY_TARGET_BYTES)}`,
+      met: row.met,
+    });
+  }
+  for (const row of memory.heap) {
+    if (row.phase === 'warm-up') continue;
+    targets.push({
+      benchmark: 'memory',
+      measure: `heap growth after ${row.exchanges} ${row.phase === 'sends' ? 'send' : 'stream'} exchanges`,
+      value: formatBytes(row.growthBytes),
+      target: `≤ ${formatBytes(HEAP_GROWTH_LIMIT_BYTES)} (no leak)`,
+      met: row.growthBytes <= HEAP_GROWTH_LIMIT_BYTES,
+    });
+  }
+}
+
+const summary: Table = {
+  title: 'Targets',
+  header: ['benchmark', 'measure', 'value', 'target', 'verdict'],
+  rows: targets.map((row) => [row.benchmark, row.measure, row.value, row.target, row.met ? 'met' : 'NOT MET']),
+};
+show([summary]);
+
+const totalSeconds = round((Date.now() - startedAt) / 1000, 3);
+process.stdout.write(
+  `\n${isSmoke ? 'Smoke run' : 'Run'} took ${totalSeconds} s (${Object.entries(seconds)
+    .map(([suite, value]) => `${suite} ${value} s`)
+    .join(', ')}); load average ${loadAtStart.map((value) => value.toFixed(1)).join(' ')} at start, ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')} at the end.\n`,
+);
+
+if (outPath !== undefined) {
+  const results = {
+    generatedAt: new Date().toISOString(),
+    smoke: isSmoke,
+    environment: {
+      node: process.version,
+      platform: `${platform()} ${process.arch}`,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryBytes: totalmem(),
+      loadAverageAtStart: loadAtStart.map((value) => round(value, 3)),
+      loadAverageAtEnd: loadavg().map((value) => round(value, 3)),
+    },
+    seconds: { ...seconds, total: totalSeconds },
+    config: CONFIG,
+    targets,
+    translation: translation?.rows,
+    stream: stream === undefined ? undefined : { sizes: stream.sizes, rows: stream.rows, scaling: stream.scaling },
+    proxy: proxy === undefined ? undefined : { ratios: proxy.ratios, rows: proxy.rows },
+    memory: memory === undefined ? undefined : { openStreams: memory.openStreams, heap: memory.heap },
+    tables,
+  };
+  writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`Results written to ${outPath}\n`);
+}

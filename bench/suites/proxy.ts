@@ -1,0 +1,297 @@
+/**
+ * Benchmark 3: the proxy, `tpx serve`, against a bare pass-through proxy, both in front of the same
+ * instant upstream, for both providers:
+ *
+ * | provider  | upstream                                                 | `tpx serve` started with                 |
+ * |-----------|----------------------------------------------------------|------------------------------------------|
+ * | tpx       | `tpx mock-model` (OpenAI-compatible, scripted, instant)  | `TPX_OAUTH_TOKEN` + `TPX_BASE_URL`       |
+ * | anthropic | `bench/servers/anthropic-mock.ts` (Messages, instant)    | `ANTHROPIC_API_KEY` + `ANTHROPIC_BASE_URL` |
+ *
+ * Every server is its own child process, started from source with tsx exactly as `tpx serve` and
+ * `tpx mock-model` run for users (logging on, log lines to /dev/null); the load generator is this
+ * process. Three ways to the same upstream are measured back to back, in rotating order, in each round:
+ *
+ * - direct: the client talks to the upstream itself (on the tpx path it sends the Chat Completions body
+ *   that `tpx serve` would send, so the upstream does the same work in all three cases);
+ * - pass-through: through `bench/servers/pass-through.ts`, which pipes bytes and parses nothing;
+ * - tpx serve: through the real proxy, with a Messages request.
+ *
+ * Loads: non-streaming at 1 and 16 connections, streaming at 16. Added latency = a proxy's latency
+ * minus the direct latency in the same round. Targets: tpx serve's added p50 at one connection ≤ 1.25×
+ * the pass-through's; its throughput at 16 connections ≥ 0.85× the pass-through's; its streaming time
+ * to first byte at 16 connections ≤ 1.3× the pass-through's.
+ *
+ * @module
+ */
+import { request } from 'undici';
+import { translateRequest } from '../../src/translate/translate-request.js';
+import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
+import { runLoad, type LoadResult, type LoadTarget } from '../harness/load.js';
+import { formatDuration, formatRatio, median, round, verdict } from '../harness/stats.js';
+import type { Table } from '../harness/table.js';
+import { shortPrompt } from '../inputs/conversations.js';
+
+export type ProviderName = 'tpx' | 'anthropic';
+export type Via = 'direct' | 'pass-through' | 'tpx serve';
+export type Load = 'json c=1' | 'json c=16' | 'stream c=16';
+
+export const PROVIDERS: readonly ProviderName[] = ['tpx', 'anthropic'];
+const VIAS: readonly Via[] = ['direct', 'pass-through', 'tpx serve'];
+const LOADS: readonly { name: Load; connections: number; stream: boolean }[] = [
+  { name: 'json c=1', connections: 1, stream: false },
+  { name: 'json c=16', connections: 16, stream: false },
+  { name: 'stream c=16', connections: 16, stream: true },
+];
+
+export const PROXY_TARGETS = {
+  /** tpx serve's added p50 latency over the pass-through's, one connection. */
+  addedLatencyRatio: 1.25,
+  /** tpx serve's throughput over the pass-through's, 16 connections, at least. */
+  throughputRatio: 0.85,
+  /** tpx serve's time to first byte over the pass-through's, streaming, 16 connections. */
+  firstByteRatio: 1.3,
+} as const;
+
+export interface ProxyOptions {
+  rounds: number;
+  warmupMs: number;
+  durationMs: number;
+  /** When set, `tpx serve` runs with `--cpu-prof` and writes its profile here on exit. */
+  cpuProfileDir?: string | undefined;
+}
+
+/** Medians over rounds of one way to the upstream under one load. */
+export interface ViaRow {
+  provider: ProviderName;
+  load: Load;
+  via: Via;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** This way's p50 / p99 minus the direct one's, same round (median over rounds); 0 for direct. */
+  addedP50Ms: number;
+  addedP99Ms: number;
+  firstByteP50Ms: number;
+  firstByteP99Ms: number;
+  errors: number;
+}
+
+export interface ProxyRatios {
+  provider: ProviderName;
+  /** tpx serve added p50 / pass-through added p50, json c=1. */
+  addedLatencyRatio: number;
+  /** The same at 16 connections (informational). */
+  addedLatencyRatioC16: number;
+  /** tpx serve requests/s / pass-through requests/s, json c=16. */
+  throughputRatio: number;
+  /** tpx serve first-byte p50 / pass-through first-byte p50, stream c=16. */
+  firstByteRatio: number;
+  /** tpx serve total stream p50 / pass-through, stream c=16 (informational). */
+  streamTotalRatio: number;
+}
+
+export interface ProxyResult {
+  rows: ViaRow[];
+  ratios: ProxyRatios[];
+  tables: Table[];
+}
+
+interface Setup {
+  targets: (via: Via, stream: boolean) => LoadTarget;
+  servers: ChildServer[];
+}
+
+const MESSAGES_HEADERS = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
+
+async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Setup> {
+  const profileFlags =
+    options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
+  if (provider === 'tpx') {
+    const mock = await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) });
+    const [pass, serve] = await Promise.all([
+      spawnServer({ script: 'bench/servers/pass-through.ts', args: [mock.origin], env: cleanEnv({}) }),
+      spawnServer({
+        script: 'src/cli.ts',
+        args: ['serve', '--port', '0'],
+        env: cleanEnv({ TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url }),
+        discardStdout: true,
+        nodeFlags: profileFlags,
+      }),
+    ]);
+    const upstreamPath = `${new URL(mock.url).pathname}/chat/completions`;
+    return {
+      servers: [serve, pass, mock],
+      targets(via, stream) {
+        const messages = shortPrompt({ stream });
+        if (via === 'tpx serve') {
+          return { origin: serve.origin, path: '/v1/messages', headers: { ...MESSAGES_HEADERS, 'x-api-key': 'unused' }, body: JSON.stringify(messages) };
+        }
+        // What tpx serve itself sends upstream for this request.
+        const chat = translateRequest(messages, { model: messages.model }).body;
+        return {
+          origin: via === 'direct' ? mock.origin : pass.origin,
+          path: upstreamPath,
+          headers: {
+            'content-type': 'application/json',
+            accept: stream ? 'text/event-stream' : 'application/json',
+            authorization: 'Bearer bench-token',
+          },
+          body: JSON.stringify(chat),
+        };
+      },
+    };
+  }
+  const mock = await spawnServer({ script: 'bench/servers/anthropic-mock.ts', env: cleanEnv({}) });
+  const [pass, serve] = await Promise.all([
+    spawnServer({ script: 'bench/servers/pass-through.ts', args: [mock.origin], env: cleanEnv({}) }),
+    spawnServer({
+      script: 'src/cli.ts',
+      args: ['serve', '--port', '0'],
+      env: cleanEnv({ ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: mock.origin }),
+      discardStdout: true,
+      nodeFlags: profileFlags,
+    }),
+  ]);
+  return {
+    servers: [serve, pass, mock],
+    targets(via, stream) {
+      const origin = via === 'direct' ? mock.origin : via === 'pass-through' ? pass.origin : serve.origin;
+      const key = via === 'tpx serve' ? 'unused' : 'bench-key';
+      return { origin, path: '/v1/messages', headers: { ...MESSAGES_HEADERS, 'x-api-key': key }, body: JSON.stringify(shortPrompt({ stream })) };
+    },
+  };
+}
+
+/** One request per way and load, checked, before anything is timed. */
+async function checkTargets(provider: ProviderName, setup: Setup): Promise<void> {
+  for (const via of VIAS) {
+    for (const stream of [false, true]) {
+      const target = setup.targets(via, stream);
+      const response = await request(`${target.origin}${target.path}`, { method: 'POST', headers: target.headers, body: target.body });
+      const text = await response.body.text();
+      const expected = stream ? (via === 'tpx serve' || provider === 'anthropic' ? 'message_stop' : '[DONE]') : 'You said';
+      if (response.statusCode !== 200 || !text.includes(expected)) {
+        throw new Error(`${provider} ${via} ${stream ? 'stream' : 'json'}: status ${response.statusCode}, body ${text.slice(0, 300)}`);
+      }
+    }
+  }
+}
+
+type Measurements = Map<string, LoadResult[]>;
+const key = (load: Load, via: Via) => `${load} | ${via}`;
+
+/** Runs benchmark 3 for one provider. */
+async function runProvider(provider: ProviderName, options: ProxyOptions): Promise<{ rows: ViaRow[]; ratios: ProxyRatios }> {
+  const setup = await setUp(provider, options);
+  try {
+    await checkTargets(provider, setup);
+    const measurements: Measurements = new Map();
+    for (let round = 0; round < options.rounds; round++) {
+      for (const load of LOADS) {
+        const order = VIAS.map((_, index) => VIAS[(index + round) % VIAS.length]!);
+        for (const via of order) {
+          const result = await runLoad(setup.targets(via, load.stream), {
+            connections: load.connections,
+            warmupMs: options.warmupMs,
+            durationMs: options.durationMs,
+          });
+          if (result.requests === 0) {
+            throw new Error(`${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`);
+          }
+          const list = measurements.get(key(load.name, via)) ?? [];
+          list.push(result);
+          measurements.set(key(load.name, via), list);
+        }
+      }
+    }
+    return summarise(provider, measurements);
+  } finally {
+    await Promise.all(setup.servers.map((server) => server.stop()));
+  }
+}
+
+function summarise(provider: ProviderName, measurements: Measurements): { rows: ViaRow[]; ratios: ProxyRatios } {
+  const get = (load: Load, via: Via) => measurements.get(key(load, via))!;
+  /** Median over rounds of `metric(round)`. */
+  const perRound = (load: Load, metric: (round: number) => number) =>
+    median(get(load, 'direct').map((_, index) => metric(index)));
+  const rows: ViaRow[] = [];
+  for (const load of LOADS) {
+    for (const via of VIAS) {
+      const results = get(load.name, via);
+      const direct = get(load.name, 'direct');
+      rows.push({
+        provider,
+        load: load.name,
+        via,
+        requestsPerSecond: round(median(results.map((result) => result.throughput)), 4),
+        p50Ms: round(median(results.map((result) => result.latency.p50))),
+        p99Ms: round(median(results.map((result) => result.latency.p99))),
+        addedP50Ms: round(perRound(load.name, (index) => results[index]!.latency.p50 - direct[index]!.latency.p50)),
+        addedP99Ms: round(perRound(load.name, (index) => results[index]!.latency.p99 - direct[index]!.latency.p99)),
+        firstByteP50Ms: round(median(results.map((result) => result.firstByte.p50))),
+        firstByteP99Ms: round(median(results.map((result) => result.firstByte.p99))),
+        errors: results.reduce((sum, result) => sum + result.errors, 0),
+      });
+    }
+  }
+  const addedRatio = (load: Load) =>
+    perRound(load, (index) => {
+      const direct = get(load, 'direct')[index]!.latency.p50;
+      return (get(load, 'tpx serve')[index]!.latency.p50 - direct) / (get(load, 'pass-through')[index]!.latency.p50 - direct);
+    });
+  const viaRatio = (load: Load, metric: (result: LoadResult) => number) =>
+    perRound(load, (index) => metric(get(load, 'tpx serve')[index]!) / metric(get(load, 'pass-through')[index]!));
+  const ratios: ProxyRatios = {
+    provider,
+    addedLatencyRatio: round(addedRatio('json c=1'), 3),
+    addedLatencyRatioC16: round(addedRatio('json c=16'), 3),
+    throughputRatio: round(viaRatio('json c=16', (result) => result.throughput), 3),
+    firstByteRatio: round(viaRatio('stream c=16', (result) => result.firstByte.p50), 3),
+    streamTotalRatio: round(viaRatio('stream c=16', (result) => result.latency.p50), 3),
+  };
+  return { rows, ratios };
+}
+
+/** Runs benchmark 3 for both providers. */
+export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
+  const rows: ViaRow[] = [];
+  const ratios: ProxyRatios[] = [];
+  for (const provider of PROVIDERS) {
+    const result = await runProvider(provider, options);
+    rows.push(...result.rows);
+    ratios.push(result.ratios);
+  }
+  const measurements: Table = {
+    title: 'Proxy: direct vs pass-through vs tpx serve (medians over rounds)',
+    header: ['provider', 'load', 'via', 'req/s', 'p50', 'p99', 'added p50', 'added p99', 'first byte p50', 'first byte p99'],
+    rows: rows.map((row) => [
+      row.provider,
+      row.load,
+      row.via,
+      row.requestsPerSecond.toFixed(0),
+      formatDuration(row.p50Ms),
+      formatDuration(row.p99Ms),
+      row.via === 'direct' ? '' : formatDuration(row.addedP50Ms),
+      row.via === 'direct' ? '' : formatDuration(row.addedP99Ms),
+      row.load.startsWith('stream') ? formatDuration(row.firstByteP50Ms) : '',
+      row.load.startsWith('stream') ? formatDuration(row.firstByteP99Ms) : '',
+    ]),
+    notes: [
+      'p50/p99: send to end of body. added: minus direct, same round. first byte: send to first body chunk.',
+      ...rows.filter((row) => row.errors > 0).map((row) => `${row.provider} ${row.load} ${row.via}: ${row.errors} failed requests`),
+    ],
+  };
+  const summary: Table = {
+    title: 'Proxy ratios: tpx serve vs the bare pass-through (median of per-round ratios)',
+    header: ['provider', 'measure', 'ratio', 'target', 'verdict'],
+    rows: ratios.flatMap((ratio) => [
+      [ratio.provider, 'added latency p50, json c=1', formatRatio(ratio.addedLatencyRatio), `≤ ${PROXY_TARGETS.addedLatencyRatio}×`, verdict(ratio.addedLatencyRatio, { max: PROXY_TARGETS.addedLatencyRatio })],
+      [ratio.provider, 'added latency p50, json c=16', formatRatio(ratio.addedLatencyRatioC16), '(info)', ''],
+      [ratio.provider, 'throughput, json c=16', formatRatio(ratio.throughputRatio), `≥ ${PROXY_TARGETS.throughputRatio}×`, verdict(ratio.throughputRatio, { min: PROXY_TARGETS.throughputRatio })],
+      [ratio.provider, 'first byte p50, stream c=16', formatRatio(ratio.firstByteRatio), `≤ ${PROXY_TARGETS.firstByteRatio}×`, verdict(ratio.firstByteRatio, { max: PROXY_TARGETS.firstByteRatio })],
+      [ratio.provider, 'whole stream p50, stream c=16', formatRatio(ratio.streamTotalRatio), '(info)', ''],
+    ]),
+  };
+  return { rows, ratios, tables: [summary, measurements] };
+}
