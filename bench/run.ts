@@ -61,13 +61,13 @@ const CONFIG = isSmoke
       translation: { rounds: 1, timeMs: 5, minIterations: 2, warmupMs: 0 },
       stream: { sizes: [100, 1_000, 10_000], rounds: { rounds: 1, timeMs: 5, minIterations: 1, warmupMs: 0 } },
       proxy: { rounds: 1, warmupMs: 50, durationMs: 150 },
-      memory: { streams: 40, warmupStreams: 20, sends: 400, streamExchanges: 100 },
+      memory: { streams: 40, warmupStreams: 20, sends: 400, streamExchanges: 100, settleMs: 100, isConcurrent: true },
     }
   : {
       translation: { rounds: 8, timeMs: 150, minIterations: 5, warmupMs: 100 },
       stream: { sizes: [1_000, 10_000, 100_000], rounds: { rounds: 4, timeMs: 250, minIterations: 2, warmupMs: 0 } },
       proxy: { rounds: 3, warmupMs: 300, durationMs: 2_000 },
-      memory: { streams: 1_000, warmupStreams: 200, sends: 100_000, streamExchanges: 10_000 },
+      memory: { streams: 1_000, warmupStreams: 200, sends: 100_000, streamExchanges: 10_000, settleMs: 1_000 },
     };
 
 interface TargetRow {

@@ -48,3 +48,5 @@ export type {
   MockScript,
   RecordedRequest,
 } from './mock-model/mock-model.js';
+export { startServer } from './server/start-server.js';
+export type { RunningServer, ServeOptions } from './server/start-server.js';

@@ -17,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,6 +40,13 @@ export interface MemoryOptions {
   /** In-process exchanges for the heap measurement. */
   sends: number;
   streamExchanges: number;
+  /** Pause before each RSS reading, so that the proxy settles, in ms. */
+  settleMs: number;
+  /**
+   * Run the three measurements at the same time (the smoke run: it checks that they work, and their
+   * numbers mean little). @default false
+   */
+  isConcurrent?: boolean;
 }
 
 export interface OpenStreamsRow {
@@ -103,6 +110,7 @@ async function slowUpstream(provider: ProviderName, options: MemoryOptions, scra
       ...Array.from({ length: options.streams }, () => ({ text, chunk_delay_ms: STREAM_PAUSE_MS })),
     ],
   };
+  mkdirSync(scratch, { recursive: true });
   const scriptPath = join(scratch, 'slow-script.json');
   writeFileSync(scriptPath, JSON.stringify(script));
   const mock = await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0', '--script', scriptPath], env: cleanEnv({}) });
@@ -135,7 +143,7 @@ async function openStreams(provider: ProviderName, options: MemoryOptions, scrat
       }),
     );
     await warmupPool.close();
-    await sleep(1000);
+    await sleep(options.settleMs);
     const baselineRssBytes = await medianRss(serve);
 
     const pool = new Pool(serve.origin, { connections: options.streams, pipelining: 1 });
@@ -164,7 +172,7 @@ async function openStreams(provider: ProviderName, options: MemoryOptions, scrat
     const streamingAtReading = streaming;
     await pool.destroy();
     await settled;
-    await sleep(1500);
+    await sleep(options.settleMs * 1.5);
     const afterRssBytes = await medianRss(serve);
     const health = await request(`${serve.origin}/healthz`);
     await health.body.text();
@@ -221,9 +229,19 @@ async function heapExchanges(options: MemoryOptions): Promise<HeapRow[]> {
 export async function runMemory(options: MemoryOptions): Promise<MemoryResult> {
   const scratch = mkdtempSync(join(tmpdir(), 'tpx-bench-'));
   try {
-    const openStreamRows: OpenStreamsRow[] = [];
-    for (const provider of PROVIDERS) openStreamRows.push(await openStreams(provider, options, scratch));
-    const heap = await heapExchanges(options);
+    let openStreamRows: OpenStreamsRow[] = [];
+    let heap: HeapRow[];
+    if (options.isConcurrent === true) {
+      const [rows, heapRows] = await Promise.all([
+        Promise.all(PROVIDERS.map((provider) => openStreams(provider, options, join(scratch, provider)))),
+        heapExchanges(options),
+      ]);
+      openStreamRows = rows;
+      heap = heapRows;
+    } else {
+      for (const provider of PROVIDERS) openStreamRows.push(await openStreams(provider, options, join(scratch, provider)));
+      heap = await heapExchanges(options);
+    }
     const streamsTable: Table = {
       title: `Memory: ${options.streams} concurrent open streams through tpx serve (RSS of the proxy process)`,
       header: ['provider', 'streaming', 'RSS idle', 'RSS open', 'RSS after', 'per stream', `target ≤ 64 KiB`, 'healthy after'],
@@ -239,7 +257,7 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryResult> {
       ]),
       notes: [
         'streaming: streams whose first event had arrived when the RSS was read. per stream: (open − idle) / streams.',
-        'after: 1.5 s after every client disconnected.',
+        `after: ${(options.settleMs * 1.5) / 1000} s after every client disconnected.`,
       ],
     };
     const heapTable: Table = {

@@ -180,34 +180,29 @@ async function checkTargets(provider: ProviderName, setup: Setup): Promise<void>
 type Measurements = Map<string, LoadResult[]>;
 const key = (load: Load, via: Via) => `${load} | ${via}`;
 
-/** Runs benchmark 3 for one provider. */
-async function runProvider(provider: ProviderName, options: ProxyOptions): Promise<{ rows: ViaRow[]; ratios: ProxyRatios }> {
-  const setup = await setUp(provider, options);
-  try {
-    await checkTargets(provider, setup);
-    const measurements: Measurements = new Map();
-    for (let round = 0; round < options.rounds; round++) {
-      for (const load of LOADS) {
-        const order = VIAS.map((_, index) => VIAS[(index + round) % VIAS.length]!);
-        for (const via of order) {
-          const result = await runLoad(setup.targets(via, load.stream), {
-            connections: load.connections,
-            warmupMs: options.warmupMs,
-            durationMs: options.durationMs,
-          });
-          if (result.requests === 0) {
-            throw new Error(`${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`);
-          }
-          const list = measurements.get(key(load.name, via)) ?? [];
-          list.push(result);
-          measurements.set(key(load.name, via), list);
+/** Runs benchmark 3 for one provider, on servers already started. */
+async function runProvider(provider: ProviderName, setup: Setup, options: ProxyOptions): Promise<{ rows: ViaRow[]; ratios: ProxyRatios }> {
+  await checkTargets(provider, setup);
+  const measurements: Measurements = new Map();
+  for (let round = 0; round < options.rounds; round++) {
+    for (const load of LOADS) {
+      const order = VIAS.map((_, index) => VIAS[(index + round) % VIAS.length]!);
+      for (const via of order) {
+        const result = await runLoad(setup.targets(via, load.stream), {
+          connections: load.connections,
+          warmupMs: options.warmupMs,
+          durationMs: options.durationMs,
+        });
+        if (result.requests === 0) {
+          throw new Error(`${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`);
         }
+        const list = measurements.get(key(load.name, via)) ?? [];
+        list.push(result);
+        measurements.set(key(load.name, via), list);
       }
     }
-    return summarise(provider, measurements);
-  } finally {
-    await Promise.all(setup.servers.map((server) => server.stop()));
   }
+  return summarise(provider, measurements);
 }
 
 function summarise(provider: ProviderName, measurements: Measurements): { rows: ViaRow[]; ratios: ProxyRatios } {
@@ -257,10 +252,20 @@ function summarise(provider: ProviderName, measurements: Measurements): { rows: 
 export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
   const rows: ViaRow[] = [];
   const ratios: ProxyRatios[] = [];
-  for (const provider of PROVIDERS) {
-    const result = await runProvider(provider, options);
-    rows.push(...result.rows);
-    ratios.push(result.ratios);
+  // Every server starts at once (starting one costs a couple of CPU-seconds); idle ones cost nothing
+  // while the others are measured.
+  const started = await Promise.allSettled(PROVIDERS.map((provider) => setUp(provider, options)));
+  try {
+    for (const [index, provider] of PROVIDERS.entries()) {
+      const setup = started[index]!;
+      if (setup.status === 'rejected') throw setup.reason;
+      const result = await runProvider(provider, setup.value, options);
+      rows.push(...result.rows);
+      ratios.push(result.ratios);
+    }
+  } finally {
+    const servers = started.flatMap((setup) => (setup.status === 'fulfilled' ? setup.value.servers : []));
+    await Promise.all(servers.map((server) => server.stop()));
   }
   const measurements: Table = {
     title: 'Proxy: direct vs pass-through vs tpx serve (medians over rounds)',

@@ -57,6 +57,21 @@ function indent(text: string): string {
     .join('\n');
 }
 
+/** A one-line view of a Messages history: each message's role and block types. */
+function describeMessages(messages: readonly MessageParam[]): string {
+  return messages
+    .map((message) => {
+      if (typeof message.content === 'string') return `${message.role}:text`;
+      const blocks = message.content.map((block) =>
+        block.type === 'tool_use' || block.type === 'tool_result'
+          ? `${block.type}(${String((block as { id?: string; tool_use_id?: string }).id ?? (block as { tool_use_id?: string }).tool_use_id)})`
+          : block.type,
+      );
+      return `${message.role}:[${blocks.join(',')}]`;
+    })
+    .join('  ');
+}
+
 /** Runs the demo; resolves to the process exit code. */
 export async function runDemo(io: CliIo): Promise<number> {
   const mock = await startMockModel({ token: 'demo-token' });
@@ -79,7 +94,16 @@ export async function runDemo(io: CliIo): Promise<number> {
       say(
         `── exchange ${turn}: Messages request (${messages.length} message${messages.length === 1 ? '' : 's'}, ${TOOLS.length} tools) → tpx → Chat Completions`,
       );
+      say(`   request messages: ${describeMessages(messages)}`);
       const message = await session.send(request);
+      const wire = mock.requests.at(-1)?.body as
+        { messages?: { role: string; tool_call_id?: string }[] } | undefined;
+      if (wire?.messages !== undefined) {
+        const roles = wire.messages.map((entry) =>
+          entry.role === 'tool' ? `tool(${entry.tool_call_id ?? '?'})` : entry.role,
+        );
+        say(`   on the wire (Chat Completions): ${roles.join(', ')}`);
+      }
       say(
         `   Messages response: stop_reason=${String(message.stop_reason)}, usage in=${message.usage.input_tokens} out=${message.usage.output_tokens}`,
       );

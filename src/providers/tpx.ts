@@ -268,8 +268,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
     },
 
     async listModels(_options: ExchangeOptions, context, report: ReportResponse): Promise<unknown> {
-      // Many OpenAI-compatible servers have no `/models`, or one that needs other rights: any failure
-      // other than a cancel, the total deadline or a refused token falls back to the configured model.
+      // Many OpenAI-compatible servers have no `/models`, or one that needs other rights: an error answer
+      // or an unintelligible list falls back to the configured model.
       try {
         const headers = { accept: 'application/json' };
         const url = modelsUrl(dialect, endpoint(config.model ?? ''));
@@ -284,7 +284,14 @@ export function createTpxProvider(config: TpxConfig): Provider {
         }
       } catch (error) {
         if (context.signal.aborted) throw error;
-        if (isTransportError(error) && error.code === 'MODEL_EAUTH') throw error;
+        // A refused token or an endpoint that cannot be reached is an answer in itself, not a reason
+        // to pretend: only a server without a usable `/models` route falls back.
+        if (
+          isTransportError(error) &&
+          (error.code === 'MODEL_EAUTH' || error.code === 'MODEL_ETRANSPORT' || error.code === 'MODEL_ETIMEOUT')
+        ) {
+          throw error;
+        }
       }
       return fallbackModelList(config.model);
     },

@@ -137,6 +137,11 @@ export interface ReplayReport {
    * deadline passed first, which a busy machine allows): their `CallerSend` had no wire to compare.
    */
   readonly unobservedSends: number;
+  /**
+   * Streams that handed the caller events before failing (the `tpx` stream starts with `message_start`
+   * before it reads the upstream body). The seed counts them as `ProviderFail`; its `StreamFail` is ours.
+   */
+  readonly failedAfterEvents: number;
   readonly violations: readonly ConformanceViolation[];
   readonly durationMs: number;
 }
@@ -307,6 +312,7 @@ export async function replayBehaviours(
     requests: 0,
     comparisons: 0,
     unobservedSends: 0,
+    failedAfterEvents: 0,
     actions: {} as Record<string, number>,
     failures: { reset: 0, timeout: 0, '5xx': 0, malformed: 0 } as Record<FailureKind, number>,
   };
@@ -325,6 +331,7 @@ export async function replayBehaviours(
       totals.requests += run.requests;
       totals.comparisons += run.comparisons;
       totals.unobservedSends += run.unobservedSends;
+      totals.failedAfterEvents += run.failedAfterEvents;
       for (const [action, count] of Object.entries(run.actions)) {
         totals.actions[action] = (totals.actions[action] ?? 0) + count;
       }
@@ -381,6 +388,7 @@ class BehaviourReplay {
   requests = 0;
   comparisons = 0;
   unobservedSends = 0;
+  failedAfterEvents = 0;
 
   readonly #steps: readonly Step[];
   readonly #index: number;
@@ -620,6 +628,7 @@ class BehaviourReplay {
       this.#history = [...request.messages, { role: 'assistant', content: toParams(outcome.message) }];
       this.#callerPending = delivered;
     } else {
+      if (outcome.events.length > 0) this.failedAfterEvents++;
       if (plan.kind === 'fail' && isTransportError(outcome.error) && outcome.error.code !== EXPECTED_ERROR[plan.failure]) {
         this.#violation(
           endIndex,

@@ -1,0 +1,77 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isTransportError } from '../errors.js';
+import type { ChatMessage } from '../protocol/chat-completions.js';
+import { isMistralToolId, mapMistralToolIds, mistralToolId } from './mistral-tool-ids.js';
+
+function conversation(ids: readonly string[]): ChatMessage[] {
+  return [
+    { role: 'user', content: 'go' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+    },
+    ...ids.map((id): ChatMessage => ({ role: 'tool', tool_call_id: id, content: 'ok' })),
+  ];
+}
+
+describe('mistralToolId', () => {
+  it('keeps an id Mistral itself emitted', () => {
+    expect(mistralToolId('gSIMJiOkT')).toBe('gSIMJiOkT');
+  });
+
+  it.each(['toolu_01Weather', 'call_0fypS1hVX', 'functions.get_weather:0', '', 'tpx_gAbC', 'ünï'])(
+    'maps %j to nine letters and digits, the same way every time',
+    (id) => {
+      const mapped = mistralToolId(id);
+      expect(mapped).toMatch(/^[A-Za-z0-9]{9}$/);
+      expect(mistralToolId(id)).toBe(mapped);
+    },
+  );
+
+  it('gives distinct ids distinct stand-ins', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 2, maxLength: 30 }), (ids) => {
+        const mapped = ids.map(mistralToolId);
+        expect(mapped.every(isMistralToolId)).toBe(true);
+        expect(new Set(mapped).size).toBe(ids.length);
+      }),
+    );
+  });
+});
+
+describe('mapMistralToolIds', () => {
+  it('rewrites assistant tool-call ids and tool answers alike, leaving the input unchanged', () => {
+    const messages = conversation(['toolu_01Weather', 'gSIMJiOkT']);
+    const snapshot = structuredClone(messages);
+    const { messages: mapped, idMap } = mapMistralToolIds(messages);
+    const sent = mistralToolId('toolu_01Weather');
+    expect(idMap).toEqual(
+      new Map([
+        ['gSIMJiOkT', 'gSIMJiOkT'],
+        ['toolu_01Weather', sent],
+      ]),
+    );
+    expect(mapped[1]).toMatchObject({ tool_calls: [{ id: sent }, { id: 'gSIMJiOkT' }] });
+    expect(mapped.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: sent, content: 'ok' },
+      { role: 'tool', tool_call_id: 'gSIMJiOkT', content: 'ok' },
+    ]);
+    expect(messages).toEqual(snapshot);
+  });
+
+  it('refuses with MODEL_EINVAL an id whose stand-in is another id of the conversation', () => {
+    const foreign = 'call_from_another_provider';
+    const clash = mistralToolId(foreign);
+    let thrown: unknown;
+    try {
+      mapMistralToolIds(conversation([foreign, clash]));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isTransportError(thrown) && thrown.code).toBe('MODEL_EINVAL');
+    expect((thrown as Error).message).toContain(foreign);
+    expect((thrown as Error).message).toContain(clash);
+  });
+});
