@@ -11,7 +11,13 @@ import { renderMarkdown, type Table } from './harness/table.js';
 const path = process.argv[2] ?? fileURLToPath(new URL('results.json', import.meta.url));
 const results = JSON.parse(readFileSync(path, 'utf8')) as {
   generatedAt: string;
-  environment: { node: string; platform: string; cpus: number; cpuModel: string; loadAverageAtStart: number[] };
+  environment: {
+    node: string;
+    platform: string;
+    cpus: number;
+    cpuModel: string;
+    loadAverageAtStart: number[];
+  };
   seconds: Record<string, number>;
   tables: Table[];
 };

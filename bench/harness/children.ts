@@ -95,7 +95,12 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`${options.script} did not start within ${options.startTimeoutMs ?? 30_000} ms:\n${output}`)),
+      () =>
+        reject(
+          new Error(
+            `${options.script} did not start within ${options.startTimeoutMs ?? 30_000} ms:\n${output}`,
+          ),
+        ),
       options.startTimeoutMs ?? 30_000,
     );
     const onData = (chunk: Buffer) => {

@@ -1,36 +1,35 @@
 /**
- * Side-by-side timing of in-process tasks with tinybench, in interleaved rounds.
+ * Side-by-side timing of in-process tasks, in many short interleaved rounds.
  *
- * On a noisy machine a slow minute hurts whichever task happens to run in it. So the tasks of a
- * comparison run back to back, once per round, in an order that rotates from round to round, and a
- * comparison is judged by the ratio of two tasks measured in the same round: the median of those per-round ratios is
- * what the report quotes, next to the median over rounds of each task's mean time per call.
+ * On a noisy machine a slow second hurts whichever task happens to run in it. So the tasks of a
+ * comparison form a group and run back to back, one short batch each (about `batchMs`), and this
+ * repeats for many rounds, the order of the groups and of the tasks inside each group rotating from
+ * round to round. A comparison is judged by the ratio of two batches measured moments apart, in the
+ * same round: the median of those per-round ratios is what the report quotes, next to the median over
+ * rounds of each task's mean time per call.
+ *
+ * A batch's time is the mean of its calls, garbage collection included: a median of single calls would
+ * leave out the few calls that paid for everyone's garbage.
  *
  * @module
  */
-import { Bench } from 'tinybench';
+import { performance } from 'node:perf_hooks';
 import { median } from './stats.js';
 
 /** One timed function. It runs synchronously; its result is kept alive so it cannot be optimised away. */
 export interface TimedTask {
   name: string;
   fn: () => unknown;
-  /** Overrides the round options for this task (long operations need fewer, fixed iterations). */
-  options?: Partial<RoundOptions>;
 }
 
 /** How long and how often to time. */
 export interface RoundOptions {
-  /** Rounds; each runs every task once. */
+  /** Rounds; each runs one batch of every task. */
   rounds: number;
-  /** Time per task per round, in ms (tinybench's `time`). */
-  timeMs: number;
-  /** At least this many calls per task per round, even if `timeMs` has passed. */
-  minIterations: number;
-  /** Warm-up time per task per round, in ms. */
+  /** Target duration of one batch, in ms; a call that takes longer makes a batch of one call. */
+  batchMs: number;
+  /** Warm-up per task before the first round (the JIT settles), in ms. */
   warmupMs: number;
-  /** At least this many warm-up calls per task per round. @default min(minIterations, 8) */
-  warmupIterations?: number;
 }
 
 /** Per task: the mean time of one call (ms) in each round. */
@@ -38,38 +37,41 @@ export type RoundSamples = Map<string, number[]>;
 
 let sink: unknown;
 
+/** Calls `fn` `count` times; returns the mean time per call in ms. */
+function batch(fn: () => unknown, count: number): number {
+  const startedAt = performance.now();
+  for (let call = 0; call < count; call++) sink = fn();
+  return (performance.now() - startedAt) / count;
+}
+
+/** Runs `fn` for about `ms` (at least twice); returns the mean time per call in ms. */
+function runFor(fn: () => unknown, ms: number): number {
+  let calls = 0;
+  const startedAt = performance.now();
+  do {
+    sink = fn();
+    calls++;
+  } while (calls < 2 || performance.now() - startedAt < ms);
+  return (performance.now() - startedAt) / calls;
+}
+
 /**
- * Runs every task once per round, for `options.rounds` rounds. Tasks that are compared with each other
- * form a group and run back to back, so that a ratio compares two measurements taken moments apart; the
- * order of the groups, and of the tasks inside each group, rotates from round to round.
+ * Warms every task up, sizes its batch from the warm-up, then runs `options.rounds` rounds.
  *
  * @returns each task's mean time per call in each round
  */
 export function timeInRounds(groups: readonly (readonly TimedTask[])[], options: RoundOptions): RoundSamples {
-  const samples: RoundSamples = new Map(groups.flat().map((task) => [task.name, []]));
+  const tasks = groups.flat();
+  const samples: RoundSamples = new Map(tasks.map((task) => [task.name, []]));
+  const batchSize = new Map<string, number>();
+  for (const task of tasks) {
+    const perCall = runFor(task.fn, options.warmupMs);
+    batchSize.set(task.name, Math.max(1, Math.round(options.batchMs / perCall)));
+  }
   for (let round = 0; round < options.rounds; round++) {
     for (const group of rotate(groups, round)) {
       for (const task of rotate(group, round)) {
-        const own = { ...options, ...task.options };
-        // One bench per task, so that each task keeps its own time and iteration budget.
-        const bench = new Bench({
-          // The JIT is warm after the first round; later rounds only measure.
-          warmup: round === 0,
-          time: own.timeMs,
-          iterations: own.minIterations,
-          warmupTime: own.warmupMs,
-          warmupIterations: own.warmupIterations ?? Math.min(own.minIterations, 8),
-          throws: true,
-        });
-        bench.add(task.name, () => {
-          sink = task.fn();
-        });
-        const [result] = bench.runSync();
-        // The mean, not the median, of the calls: garbage collection is part of the cost, and a median of
-        // short calls would leave out the few that paid for everyone's garbage.
-        const mean = result?.result?.latency.mean;
-        if (mean === undefined) throw new Error(`benchmark task "${task.name}" produced no samples`);
-        samples.get(task.name)!.push(mean);
+        samples.get(task.name)!.push(batch(task.fn, batchSize.get(task.name)!));
       }
     }
   }
@@ -93,6 +95,7 @@ export function medianOf(samples: RoundSamples, name: string): number {
 export function pairedRatio(samples: RoundSamples, numerator: string, denominator: string): number {
   const top = samples.get(numerator);
   const bottom = samples.get(denominator);
-  if (top === undefined || bottom === undefined) throw new Error(`no samples for "${numerator}" or "${denominator}"`);
+  if (top === undefined || bottom === undefined)
+    throw new Error(`no samples for "${numerator}" or "${denominator}"`);
   return median(top.map((value, round) => value / bottom[round]!));
 }

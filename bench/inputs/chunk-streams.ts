@@ -52,7 +52,13 @@ interface Piece {
 }
 
 /** Builds one stream from its distinct pieces: `head`, then `deltas` pieces cycling `pool`, then `tail`. */
-function assemble(shape: StreamShape, deltas: number, head: Piece[], pool: Piece[][], tail: Piece[]): ChunkStream {
+function assemble(
+  shape: StreamShape,
+  deltas: number,
+  head: Piece[],
+  pool: Piece[][],
+  tail: Piece[],
+): ChunkStream {
   const chunks: string[] = [];
   const floorEvents: Event[] = [];
   const add = (piece: Piece) => {
@@ -97,7 +103,12 @@ export function chunkStream(shape: StreamShape, deltas: number): ChunkStream {
   const header = (call: number): Piece => ({
     chunk: chunk({
       tool_calls: [
-        { index: call, id: `call_${idOf(random, 24)}`, type: 'function', function: { name: `tool_${call}`, arguments: '' } },
+        {
+          index: call,
+          id: `call_${idOf(random, 24)}`,
+          type: 'function',
+          function: { name: `tool_${call}`, arguments: '' },
+        },
       ],
     }),
     event: {
@@ -108,18 +119,26 @@ export function chunkStream(shape: StreamShape, deltas: number): ChunkStream {
   });
   const fragment = (call: number, text: string): Piece => ({
     chunk: chunk({ tool_calls: [{ index: call, function: { arguments: text } }] }),
-    event: { type: 'content_block_delta', index: call, delta: { type: 'input_json_delta', partial_json: text } },
+    event: {
+      type: 'content_block_delta',
+      index: call,
+      delta: { type: 'input_json_delta', partial_json: text },
+    },
   });
   /** Fragments of one long JSON string value: plain words, so any sequence of them stays valid JSON. */
   const fragments = (call: number, count: number): Piece[] =>
-    Array.from({ length: count }, () => fragment(call, words(random, FRAGMENT_LENGTH).padEnd(FRAGMENT_LENGTH, ' ')));
+    Array.from({ length: count }, () =>
+      fragment(call, words(random, FRAGMENT_LENGTH).padEnd(FRAGMENT_LENGTH, ' ')),
+    );
 
   const head: Piece[] = [{ chunk: chunk({ role: 'assistant', content: '' }), event: textPiece('').event }];
   let pool: Piece[][];
   let closers: Piece[] = [];
   switch (shape) {
     case 'text':
-      pool = [Array.from({ length: POOL_SIZE }, () => textPiece(` ${words(random, 3 + Math.floor(random() * 6))}`))];
+      pool = [
+        Array.from({ length: POOL_SIZE }, () => textPiece(` ${words(random, 3 + Math.floor(random() * 6))}`)),
+      ];
       break;
     case 'huge-argument':
       head.push(header(0), fragment(0, '{"path":"src/main.ts","content":"'));
@@ -127,7 +146,8 @@ export function chunkStream(shape: StreamShape, deltas: number): ChunkStream {
       closers = [fragment(0, '"}')];
       break;
     case 'parallel-calls':
-      if (deltas < PARALLEL_CALLS * 3) throw new Error(`parallel-calls needs at least ${PARALLEL_CALLS * 3} deltas`);
+      if (deltas < PARALLEL_CALLS * 3)
+        throw new Error(`parallel-calls needs at least ${PARALLEL_CALLS * 3} deltas`);
       for (let call = 0; call < PARALLEL_CALLS; call++) head.push(header(call));
       for (let call = 0; call < PARALLEL_CALLS; call++) head.push(fragment(call, '{"content":"'));
       pool = Array.from({ length: PARALLEL_CALLS }, (_, call) => fragments(call, POOL_SIZE / PARALLEL_CALLS));
@@ -144,7 +164,11 @@ export function chunkStream(shape: StreamShape, deltas: number): ChunkStream {
     ...closers,
     {
       chunk: chunk({}, shape === 'text' ? 'stop' : 'tool_calls'),
-      event: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: deltas } },
+      event: {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: deltas },
+      },
     },
     {
       chunk: JSON.stringify({

@@ -31,7 +31,9 @@ function lastUserText(body: unknown): string {
   const content = last?.content;
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((block: { text?: unknown }) => (typeof block.text === 'string' ? block.text : '')).join(' ');
+  return content
+    .map((block: { text?: unknown }) => (typeof block.text === 'string' ? block.text : ''))
+    .join(' ');
 }
 
 function frame(event: Record<string, unknown> & { type: string }): string {
@@ -43,8 +45,14 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   for await (const chunk of request as AsyncIterable<Buffer>) chunks.push(chunk);
   const url = request.url ?? '/';
   if (request.method === 'GET' && url.startsWith('/v1/models')) {
-    const body = JSON.stringify({ data: [{ type: 'model', id: 'claude-sonnet-4-5', display_name: 'Bench' }], has_more: false });
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    const body = JSON.stringify({
+      data: [{ type: 'model', id: 'claude-sonnet-4-5', display_name: 'Bench' }],
+      has_more: false,
+    });
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
     response.end(body);
     return;
   }
@@ -72,7 +80,11 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
       stop_sequence: null,
       usage,
     });
-    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(message), 'request-id': requestId });
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(message),
+      'request-id': requestId,
+    });
     response.end(message);
     return;
   }
@@ -80,7 +92,16 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   const frames = [
     frame({
       type: 'message_start',
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     }),
     frame({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
     frame({ type: 'ping' }),
@@ -88,10 +109,18 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
       frame({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } }),
     ),
     frame({ type: 'content_block_stop', index: 0 }),
-    frame({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }),
+    frame({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    }),
     frame({ type: 'message_stop' }),
   ];
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'request-id': requestId,
+  });
   response.flushHeaders();
   let isGone = false;
   response.once('close', () => {

@@ -48,8 +48,16 @@ function requestWithTools(): MessagesRequest {
   return {
     ...shortPrompt(),
     tools: [
-      { name: 'read_file', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-      { name: 'run_tests', description: 'Run the tests', input_schema: { type: 'object', properties: { filter: { type: 'string' } } } },
+      {
+        name: 'read_file',
+        description: 'Read a file',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      },
+      {
+        name: 'run_tests',
+        description: 'Run the tests',
+        input_schema: { type: 'object', properties: { filter: { type: 'string' } } },
+      },
     ],
   };
 }

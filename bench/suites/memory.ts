@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, request } from 'undici';
+import { Pool, request, type Dispatcher } from 'undici';
 import { cleanEnv, REPO_ROOT, spawnServer, type ChildServer } from '../harness/children.js';
 import { formatBytes, median, round, verdict } from '../harness/stats.js';
 import type { Table } from '../harness/table.js';
@@ -33,8 +33,11 @@ import { PROVIDERS, type ProviderName } from './proxy.js';
 export const STREAM_MEMORY_TARGET_BYTES = 64 * 1024;
 
 export interface MemoryOptions {
-  /** Streams held open at once. */
-  streams: number;
+  /**
+   * How many streams to hold open at once, one level after the other; the largest is the one the
+   * target is about, the smaller ones stay below the proxy's upstream connection limit.
+   */
+  streamLevels: number[];
   /** Streaming exchanges before the baseline reading. */
   warmupStreams: number;
   /** In-process exchanges for the heap measurement. */
@@ -56,11 +59,12 @@ export interface OpenStreamsRow {
   streaming: number;
   baselineRssBytes: number;
   openRssBytes: number;
-  /** After every client went away. */
+  /** After every level, once every client went away. */
   afterRssBytes: number;
   bytesPerStream: number;
-  target: number;
-  met: boolean;
+  /** Only for the largest level. */
+  target: number | null;
+  met: boolean | null;
   /** Whether `/healthz` answered 200 after the streams were cut off. */
   isHealthyAfter: boolean;
 }
@@ -94,7 +98,11 @@ async function medianRss(server: ChildServer): Promise<number> {
 }
 
 /** Starts the upstream that answers `warmup` streams at once, then pauses between chunks. */
-async function slowUpstream(provider: ProviderName, options: MemoryOptions, scratch: string): Promise<{ mock: ChildServer; env: Record<string, string> }> {
+async function slowUpstream(
+  provider: ProviderName,
+  options: MemoryOptions,
+  scratch: string,
+): Promise<{ mock: ChildServer; env: Record<string, string> }> {
   if (provider === 'anthropic') {
     const mock = await spawnServer({
       script: 'bench/servers/anthropic-mock.ts',
@@ -107,26 +115,84 @@ async function slowUpstream(provider: ProviderName, options: MemoryOptions, scra
   const script = {
     replies: [
       ...Array.from({ length: options.warmupStreams }, () => ({ text: 'Warm-up answer.' })),
-      ...Array.from({ length: options.streams }, () => ({ text, chunk_delay_ms: STREAM_PAUSE_MS })),
+      ...Array.from({ length: options.streamLevels.reduce((sum, count) => sum + count, 0) }, () => ({
+        text,
+        chunk_delay_ms: STREAM_PAUSE_MS,
+      })),
     ],
   };
   mkdirSync(scratch, { recursive: true });
   const scriptPath = join(scratch, 'slow-script.json');
   writeFileSync(scriptPath, JSON.stringify(script));
-  const mock = await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0', '--script', scriptPath], env: cleanEnv({}) });
+  const mock = await spawnServer({
+    script: 'src/cli.ts',
+    args: ['mock-model', '--port', '0', '--script', scriptPath],
+    env: cleanEnv({}),
+  });
   return { mock, env: { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url } };
 }
 
-async function openStreams(provider: ProviderName, options: MemoryOptions, scratch: string): Promise<OpenStreamsRow> {
+/** Opens `count` streams through the proxy, reads its RSS while they are open, then cuts them all off. */
+async function holdStreams(
+  serve: ChildServer,
+  target: Dispatcher.RequestOptions,
+  count: number,
+  options: MemoryOptions,
+): Promise<{ idleRssBytes: number; openRssBytes: number; streaming: number }> {
+  const idleRssBytes = await medianRss(serve);
+  const pool = new Pool(serve.origin, { connections: count, pipelining: 1 });
+  let streaming = 0;
+  const readers = Array.from({ length: count }, async () => {
+    const response = await pool.request(target);
+    let isFirst = true;
+    for await (const _chunk of response.body) {
+      if (isFirst) streaming++;
+      isFirst = false;
+    }
+  });
+  const settled = Promise.allSettled(readers);
+  // Wait until every stream is streaming, or the count stops growing for two seconds.
+  let lastCount = -1;
+  let stableSince = Date.now();
+  const giveUpAt = Date.now() + 30_000;
+  while (streaming < count && Date.now() < giveUpAt && Date.now() - stableSince < 2_000) {
+    await sleep(100);
+    if (streaming !== lastCount) {
+      lastCount = streaming;
+      stableSince = Date.now();
+    }
+  }
+  const openRssBytes = await medianRss(serve);
+  const streamingAtReading = streaming;
+  await pool.destroy();
+  await settled;
+  await sleep(options.settleMs);
+  return { idleRssBytes, openRssBytes, streaming: streamingAtReading };
+}
+
+async function openStreams(
+  provider: ProviderName,
+  options: MemoryOptions,
+  scratch: string,
+): Promise<OpenStreamsRow[]> {
   const { mock, env } = await slowUpstream(provider, options, scratch);
   const servers: ChildServer[] = [mock];
   try {
-    const serve = await spawnServer({ script: 'src/cli.ts', args: ['serve', '--port', '0'], env: cleanEnv(env), discardStdout: true });
+    const serve = await spawnServer({
+      script: 'src/cli.ts',
+      args: ['serve', '--port', '0'],
+      env: cleanEnv(env),
+      discardStdout: true,
+    });
     servers.unshift(serve);
-    const target = {
-      method: 'POST' as const,
+    const target: Dispatcher.RequestOptions = {
+      method: 'POST',
       path: '/v1/messages',
-      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'unused' },
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'x-api-key': 'unused',
+      },
       body: JSON.stringify(shortPrompt({ stream: true })),
     };
 
@@ -138,69 +204,63 @@ async function openStreams(provider: ProviderName, options: MemoryOptions, scrat
           sent++;
           const response = await warmupPool.request(target);
           await response.body.text();
-          if (response.statusCode !== 200) throw new Error(`${provider} warm-up stream: status ${response.statusCode}`);
+          if (response.statusCode !== 200)
+            throw new Error(`${provider} warm-up stream: status ${response.statusCode}`);
         }
       }),
     );
     await warmupPool.close();
     await sleep(options.settleMs);
-    const baselineRssBytes = await medianRss(serve);
 
-    const pool = new Pool(serve.origin, { connections: options.streams, pipelining: 1 });
-    let streaming = 0;
-    const readers = Array.from({ length: options.streams }, async () => {
-      const response = await pool.request(target);
-      let isFirst = true;
-      for await (const _chunk of response.body) {
-        if (isFirst) streaming++;
-        isFirst = false;
-      }
-    });
-    const settled = Promise.allSettled(readers);
-    // Wait until every stream is streaming, or the count stops growing for two seconds.
-    let lastCount = -1;
-    let stableSince = Date.now();
-    const giveUpAt = Date.now() + 30_000;
-    while (streaming < options.streams && Date.now() < giveUpAt && Date.now() - stableSince < 2_000) {
-      await sleep(100);
-      if (streaming !== lastCount) {
-        lastCount = streaming;
-        stableSince = Date.now();
-      }
+    const rows: OpenStreamsRow[] = [];
+    for (const count of options.streamLevels) {
+      const held = await holdStreams(serve, target, count, options);
+      const bytesPerStream = (held.openRssBytes - held.idleRssBytes) / count;
+      const isTargetLevel = count === Math.max(...options.streamLevels);
+      rows.push({
+        provider,
+        streams: count,
+        streaming: held.streaming,
+        baselineRssBytes: held.idleRssBytes,
+        openRssBytes: held.openRssBytes,
+        afterRssBytes: Number.NaN,
+        bytesPerStream: round(bytesPerStream),
+        target: isTargetLevel ? STREAM_MEMORY_TARGET_BYTES : null,
+        met: isTargetLevel ? bytesPerStream <= STREAM_MEMORY_TARGET_BYTES : null,
+        isHealthyAfter: false,
+      });
     }
-    const openRssBytes = await medianRss(serve);
-    const streamingAtReading = streaming;
-    await pool.destroy();
-    await settled;
-    await sleep(options.settleMs * 1.5);
     const afterRssBytes = await medianRss(serve);
     const health = await request(`${serve.origin}/healthz`);
     await health.body.text();
-
-    const bytesPerStream = (openRssBytes - baselineRssBytes) / options.streams;
-    return {
-      provider,
-      streams: options.streams,
-      streaming: streamingAtReading,
-      baselineRssBytes,
-      openRssBytes,
-      afterRssBytes,
-      bytesPerStream: round(bytesPerStream),
-      target: STREAM_MEMORY_TARGET_BYTES,
-      met: bytesPerStream <= STREAM_MEMORY_TARGET_BYTES,
-      isHealthyAfter: health.statusCode === 200,
-    };
+    for (const row of rows) {
+      row.afterRssBytes = afterRssBytes;
+      row.isHealthyAfter = health.statusCode === 200;
+    }
+    return rows;
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
 }
 
 async function heapExchanges(options: MemoryOptions): Promise<HeapRow[]> {
-  const mock = await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) });
+  const mock = await spawnServer({
+    script: 'src/cli.ts',
+    args: ['mock-model', '--port', '0'],
+    env: cleanEnv({}),
+  });
   try {
     const child = spawn(
       process.execPath,
-      ['--expose-gc', '--import', 'tsx', 'bench/suites/heap-exchanges.ts', mock.url, String(options.sends), String(options.streamExchanges)],
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        'bench/suites/heap-exchanges.ts',
+        mock.url,
+        String(options.sends),
+        String(options.streamExchanges),
+      ],
       { cwd: REPO_ROOT, env: cleanEnv({}), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -236,32 +296,47 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryResult> {
         Promise.all(PROVIDERS.map((provider) => openStreams(provider, options, join(scratch, provider)))),
         heapExchanges(options),
       ]);
-      openStreamRows = rows;
+      openStreamRows = rows.flat();
       heap = heapRows;
     } else {
-      for (const provider of PROVIDERS) openStreamRows.push(await openStreams(provider, options, join(scratch, provider)));
+      for (const provider of PROVIDERS) {
+        openStreamRows.push(...(await openStreams(provider, options, join(scratch, provider))));
+      }
       heap = await heapExchanges(options);
     }
     const streamsTable: Table = {
-      title: `Memory: ${options.streams} concurrent open streams through tpx serve (RSS of the proxy process)`,
-      header: ['provider', 'streaming', 'RSS idle', 'RSS open', 'RSS after', 'per stream', `target ≤ 64 KiB`, 'healthy after'],
+      title: 'Memory: concurrent open streams through tpx serve (RSS of the proxy process)',
+      header: [
+        'provider',
+        'open',
+        'streaming',
+        'RSS idle',
+        'RSS open',
+        'per stream',
+        'target ≤ 64 KiB',
+        'RSS at the end',
+        'healthy at the end',
+      ],
       rows: openStreamRows.map((row) => [
         row.provider,
-        `${row.streaming} / ${row.streams}`,
+        String(row.streams),
+        String(row.streaming),
         formatBytes(row.baselineRssBytes),
         formatBytes(row.openRssBytes),
-        formatBytes(row.afterRssBytes),
         formatBytes(row.bytesPerStream),
-        verdict(row.bytesPerStream, { max: row.target }),
+        row.target === null ? '(info)' : verdict(row.bytesPerStream, { max: row.target }),
+        formatBytes(row.afterRssBytes),
         row.isHealthyAfter ? 'yes' : 'NO',
       ]),
       notes: [
-        'streaming: streams whose first event had arrived when the RSS was read. per stream: (open − idle) / streams.',
-        `after: ${(options.settleMs * 1.5) / 1000} s after every client disconnected.`,
+        'open: requests in flight through the proxy; streaming: of those, the ones whose first event had arrived',
+        'when the RSS was read. per stream: (RSS open − RSS idle) / open. RSS idle is read just before each level;',
+        'the end: after the last level, once every client had disconnected.',
       ],
     };
     const heapTable: Table = {
-      title: 'Memory: heap after in-process exchanges (tpx provider, transport against tpx mock-model, after gc)',
+      title:
+        'Memory: heap after in-process exchanges (tpx provider, transport against tpx mock-model, after gc)',
       header: ['phase', 'exchanges', 'exchanges/s', 'heap used', 'growth since warm-up', 'per exchange'],
       rows: heap.map((row) => [
         row.phase,
@@ -271,7 +346,9 @@ export async function runMemory(options: MemoryOptions): Promise<MemoryResult> {
         row.phase === 'warm-up' ? '' : formatBytes(row.growthBytes),
         row.phase === 'warm-up' ? '' : `${row.growthBytesPerExchange} B`,
       ]),
-      notes: ['Heap read after four forced collections (node --expose-gc). No growth with the count = no leak.'],
+      notes: [
+        'Heap read after four forced collections (node --expose-gc). No growth with the count = no leak.',
+      ],
     };
     return { openStreams: openStreamRows, heap, tables: [streamsTable, heapTable] };
   } finally {

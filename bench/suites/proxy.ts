@@ -107,7 +107,11 @@ async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Set
   const profileFlags =
     options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
   if (provider === 'tpx') {
-    const mock = await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) });
+    const mock = await spawnServer({
+      script: 'src/cli.ts',
+      args: ['mock-model', '--port', '0'],
+      env: cleanEnv({}),
+    });
     const [pass, serve] = await Promise.all([
       spawnServer({ script: 'bench/servers/pass-through.ts', args: [mock.origin], env: cleanEnv({}) }),
       spawnServer({
@@ -124,7 +128,12 @@ async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Set
       targets(via, stream) {
         const messages = shortPrompt({ stream });
         if (via === 'tpx serve') {
-          return { origin: serve.origin, path: '/v1/messages', headers: { ...MESSAGES_HEADERS, 'x-api-key': 'unused' }, body: JSON.stringify(messages) };
+          return {
+            origin: serve.origin,
+            path: '/v1/messages',
+            headers: { ...MESSAGES_HEADERS, 'x-api-key': 'unused' },
+            body: JSON.stringify(messages),
+          };
         }
         // What tpx serve itself sends upstream for this request.
         const chat = translateRequest(messages, { model: messages.model }).body;
@@ -157,7 +166,12 @@ async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Set
     targets(via, stream) {
       const origin = via === 'direct' ? mock.origin : via === 'pass-through' ? pass.origin : serve.origin;
       const key = via === 'tpx serve' ? 'unused' : 'bench-key';
-      return { origin, path: '/v1/messages', headers: { ...MESSAGES_HEADERS, 'x-api-key': key }, body: JSON.stringify(shortPrompt({ stream })) };
+      return {
+        origin,
+        path: '/v1/messages',
+        headers: { ...MESSAGES_HEADERS, 'x-api-key': key },
+        body: JSON.stringify(shortPrompt({ stream })),
+      };
     },
   };
 }
@@ -167,11 +181,21 @@ async function checkTargets(provider: ProviderName, setup: Setup): Promise<void>
   for (const via of VIAS) {
     for (const stream of [false, true]) {
       const target = setup.targets(via, stream);
-      const response = await request(`${target.origin}${target.path}`, { method: 'POST', headers: target.headers, body: target.body });
+      const response = await request(`${target.origin}${target.path}`, {
+        method: 'POST',
+        headers: target.headers,
+        body: target.body,
+      });
       const text = await response.body.text();
-      const expected = stream ? (via === 'tpx serve' || provider === 'anthropic' ? 'message_stop' : '[DONE]') : 'You said';
+      const expected = stream
+        ? via === 'tpx serve' || provider === 'anthropic'
+          ? 'message_stop'
+          : '[DONE]'
+        : 'You said';
       if (response.statusCode !== 200 || !text.includes(expected)) {
-        throw new Error(`${provider} ${via} ${stream ? 'stream' : 'json'}: status ${response.statusCode}, body ${text.slice(0, 300)}`);
+        throw new Error(
+          `${provider} ${via} ${stream ? 'stream' : 'json'}: status ${response.statusCode}, body ${text.slice(0, 300)}`,
+        );
       }
     }
   }
@@ -181,7 +205,11 @@ type Measurements = Map<string, LoadResult[]>;
 const key = (load: Load, via: Via) => `${load} | ${via}`;
 
 /** Runs benchmark 3 for one provider, on servers already started. */
-async function runProvider(provider: ProviderName, setup: Setup, options: ProxyOptions): Promise<{ rows: ViaRow[]; ratios: ProxyRatios }> {
+async function runProvider(
+  provider: ProviderName,
+  setup: Setup,
+  options: ProxyOptions,
+): Promise<{ rows: ViaRow[]; ratios: ProxyRatios }> {
   await checkTargets(provider, setup);
   const measurements: Measurements = new Map();
   for (let round = 0; round < options.rounds; round++) {
@@ -194,7 +222,9 @@ async function runProvider(provider: ProviderName, setup: Setup, options: ProxyO
           durationMs: options.durationMs,
         });
         if (result.requests === 0) {
-          throw new Error(`${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`);
+          throw new Error(
+            `${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`,
+          );
         }
         const list = measurements.get(key(load.name, via)) ?? [];
         list.push(result);
@@ -205,7 +235,10 @@ async function runProvider(provider: ProviderName, setup: Setup, options: ProxyO
   return summarise(provider, measurements);
 }
 
-function summarise(provider: ProviderName, measurements: Measurements): { rows: ViaRow[]; ratios: ProxyRatios } {
+function summarise(
+  provider: ProviderName,
+  measurements: Measurements,
+): { rows: ViaRow[]; ratios: ProxyRatios } {
   const get = (load: Load, via: Via) => measurements.get(key(load, via))!;
   /** Median over rounds of `metric(round)`. */
   const perRound = (load: Load, metric: (round: number) => number) =>
@@ -222,8 +255,12 @@ function summarise(provider: ProviderName, measurements: Measurements): { rows: 
         requestsPerSecond: round(median(results.map((result) => result.throughput)), 4),
         p50Ms: round(median(results.map((result) => result.latency.p50))),
         p99Ms: round(median(results.map((result) => result.latency.p99))),
-        addedP50Ms: round(perRound(load.name, (index) => results[index]!.latency.p50 - direct[index]!.latency.p50)),
-        addedP99Ms: round(perRound(load.name, (index) => results[index]!.latency.p99 - direct[index]!.latency.p99)),
+        addedP50Ms: round(
+          perRound(load.name, (index) => results[index]!.latency.p50 - direct[index]!.latency.p50),
+        ),
+        addedP99Ms: round(
+          perRound(load.name, (index) => results[index]!.latency.p99 - direct[index]!.latency.p99),
+        ),
         firstByteP50Ms: round(median(results.map((result) => result.firstByte.p50))),
         firstByteP99Ms: round(median(results.map((result) => result.firstByte.p99))),
         errors: results.reduce((sum, result) => sum + result.errors, 0),
@@ -233,17 +270,32 @@ function summarise(provider: ProviderName, measurements: Measurements): { rows: 
   const addedRatio = (load: Load) =>
     perRound(load, (index) => {
       const direct = get(load, 'direct')[index]!.latency.p50;
-      return (get(load, 'tpx serve')[index]!.latency.p50 - direct) / (get(load, 'pass-through')[index]!.latency.p50 - direct);
+      return (
+        (get(load, 'tpx serve')[index]!.latency.p50 - direct) /
+        (get(load, 'pass-through')[index]!.latency.p50 - direct)
+      );
     });
   const viaRatio = (load: Load, metric: (result: LoadResult) => number) =>
-    perRound(load, (index) => metric(get(load, 'tpx serve')[index]!) / metric(get(load, 'pass-through')[index]!));
+    perRound(
+      load,
+      (index) => metric(get(load, 'tpx serve')[index]!) / metric(get(load, 'pass-through')[index]!),
+    );
   const ratios: ProxyRatios = {
     provider,
     addedLatencyRatio: round(addedRatio('json c=1'), 3),
     addedLatencyRatioC16: round(addedRatio('json c=16'), 3),
-    throughputRatio: round(viaRatio('json c=16', (result) => result.throughput), 3),
-    firstByteRatio: round(viaRatio('stream c=16', (result) => result.firstByte.p50), 3),
-    streamTotalRatio: round(viaRatio('stream c=16', (result) => result.latency.p50), 3),
+    throughputRatio: round(
+      viaRatio('json c=16', (result) => result.throughput),
+      3,
+    ),
+    firstByteRatio: round(
+      viaRatio('stream c=16', (result) => result.firstByte.p50),
+      3,
+    ),
+    streamTotalRatio: round(
+      viaRatio('stream c=16', (result) => result.latency.p50),
+      3,
+    ),
   };
   return { rows, ratios };
 }
@@ -269,7 +321,18 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
   }
   const measurements: Table = {
     title: 'Proxy: direct vs pass-through vs tpx serve (medians over rounds)',
-    header: ['provider', 'load', 'via', 'req/s', 'p50', 'p99', 'added p50', 'added p99', 'first byte p50', 'first byte p99'],
+    header: [
+      'provider',
+      'load',
+      'via',
+      'req/s',
+      'p50',
+      'p99',
+      'added p50',
+      'added p99',
+      'first byte p50',
+      'first byte p99',
+    ],
     rows: rows.map((row) => [
       row.provider,
       row.load,
@@ -284,17 +347,37 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
     ]),
     notes: [
       'p50/p99: send to end of body. added: minus direct, same round. first byte: send to first body chunk.',
-      ...rows.filter((row) => row.errors > 0).map((row) => `${row.provider} ${row.load} ${row.via}: ${row.errors} failed requests`),
+      ...rows
+        .filter((row) => row.errors > 0)
+        .map((row) => `${row.provider} ${row.load} ${row.via}: ${row.errors} failed requests`),
     ],
   };
   const summary: Table = {
     title: 'Proxy ratios: tpx serve vs the bare pass-through (median of per-round ratios)',
     header: ['provider', 'measure', 'ratio', 'target', 'verdict'],
     rows: ratios.flatMap((ratio) => [
-      [ratio.provider, 'added latency p50, json c=1', formatRatio(ratio.addedLatencyRatio), `≤ ${PROXY_TARGETS.addedLatencyRatio}×`, verdict(ratio.addedLatencyRatio, { max: PROXY_TARGETS.addedLatencyRatio })],
+      [
+        ratio.provider,
+        'added latency p50, json c=1',
+        formatRatio(ratio.addedLatencyRatio),
+        `≤ ${PROXY_TARGETS.addedLatencyRatio}×`,
+        verdict(ratio.addedLatencyRatio, { max: PROXY_TARGETS.addedLatencyRatio }),
+      ],
       [ratio.provider, 'added latency p50, json c=16', formatRatio(ratio.addedLatencyRatioC16), '(info)', ''],
-      [ratio.provider, 'throughput, json c=16', formatRatio(ratio.throughputRatio), `≥ ${PROXY_TARGETS.throughputRatio}×`, verdict(ratio.throughputRatio, { min: PROXY_TARGETS.throughputRatio })],
-      [ratio.provider, 'first byte p50, stream c=16', formatRatio(ratio.firstByteRatio), `≤ ${PROXY_TARGETS.firstByteRatio}×`, verdict(ratio.firstByteRatio, { max: PROXY_TARGETS.firstByteRatio })],
+      [
+        ratio.provider,
+        'throughput, json c=16',
+        formatRatio(ratio.throughputRatio),
+        `≥ ${PROXY_TARGETS.throughputRatio}×`,
+        verdict(ratio.throughputRatio, { min: PROXY_TARGETS.throughputRatio }),
+      ],
+      [
+        ratio.provider,
+        'first byte p50, stream c=16',
+        formatRatio(ratio.firstByteRatio),
+        `≤ ${PROXY_TARGETS.firstByteRatio}×`,
+        verdict(ratio.firstByteRatio, { max: PROXY_TARGETS.firstByteRatio }),
+      ],
       [ratio.provider, 'whole stream p50, stream c=16', formatRatio(ratio.streamTotalRatio), '(info)', ''],
     ]),
   };

@@ -45,7 +45,8 @@ export interface TranslationResult {
   table: Table;
 }
 
-function requestPath(bytes: string): string {
+/** The request path, once: caller bytes in, upstream bytes out. */
+export function requestPath(bytes: string): string {
   const validated = validateMessagesRequest(JSON.parse(bytes));
   if (!validated.ok) throw new Error(`benchmark request is invalid: ${validated.message}`);
   const request = validated.value;
@@ -60,7 +61,8 @@ function requestPathWithPairing(bytes: string): string {
   return JSON.stringify(translateRequest(request, { model: request.model }).body);
 }
 
-function responsePath(bytes: string, toolNames: ToolNameMap): string {
+/** The response path, once: upstream bytes in, caller bytes out. */
+export function responsePath(bytes: string, toolNames: ToolNameMap): string {
   const validated = validateChatCompletionResponse(JSON.parse(bytes));
   if (!validated.ok) throw new Error(`benchmark response is invalid: ${validated.message}`);
   let next = 0;
@@ -75,10 +77,17 @@ function responsePath(bytes: string, toolNames: ToolNameMap): string {
 const floor = (bytes: string): string => JSON.stringify(JSON.parse(bytes));
 
 /** Checks that each path does the work it claims before anything is timed. */
-function checkInputs(request: MessagesRequest, requestBytes: string, responseBytes: string, toolNames: ToolNameMap): void {
+function checkInputs(
+  request: MessagesRequest,
+  requestBytes: string,
+  responseBytes: string,
+  toolNames: ToolNameMap,
+): void {
   const translated = JSON.parse(requestPath(requestBytes)) as { messages: unknown[] };
   if (translated.messages.length < request.messages.length) {
-    throw new Error(`request translation lost messages: ${translated.messages.length} < ${request.messages.length}`);
+    throw new Error(
+      `request translation lost messages: ${translated.messages.length} < ${request.messages.length}`,
+    );
   }
   checkPairing(request.messages);
   const upstream = JSON.parse(responseBytes) as { choices: { message: { tool_calls?: unknown[] } }[] };
@@ -135,7 +144,15 @@ export function runTranslation(options: RoundOptions): TranslationResult {
   }
   const table: Table = {
     title: 'Translation vs the JSON floor (parse + stringify of the same bytes)',
-    header: ['path', 'size', 'body', 'floor (median)', 'translation (median)', 'ratio', `target ≤ ${TRANSLATION_TARGET}×`],
+    header: [
+      'path',
+      'size',
+      'body',
+      'floor (median)',
+      'translation (median)',
+      'ratio',
+      `target ≤ ${TRANSLATION_TARGET}×`,
+    ],
     rows: rows.map((row) => [
       row.path,
       row.size,

@@ -162,6 +162,26 @@ function duplicateToolId(id: string): TransportError {
   );
 }
 
+/** Whether joined `input_json_delta` fragments form a tool input: a JSON object, or nothing at all. */
+function isToolInput(text: string): boolean {
+  if (!/\S/.test(text)) return true;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function unreadableToolInput(input: { index: number; text: string }): TransportError {
+  const shown = input.text.length <= 100 ? input.text : `${input.text.slice(0, 100)}…`;
+  return new TransportError(
+    'MODEL_EPROTO',
+    `the anthropic stream sent tool input for block ${input.index} that is not a JSON object: ${JSON.stringify(shown)}`,
+    { provider: 'anthropic' },
+  );
+}
+
 /** Creates the native provider for one key and base URL. */
 export function createAnthropicProvider(config: AnthropicConfig): Provider {
   return {
@@ -221,6 +241,8 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       }
       const grammar = createStreamGrammar();
       const toolIds = new Set<string>();
+      const toolInputs = new Map<number, string[]>();
+      let brokenInput: { index: number; text: string } | undefined;
       for await (const sse of readSse(response, context)) {
         const data = sse.data.trim();
         if (data === '') continue;
@@ -245,6 +267,19 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           const id = (event.content_block as { id: string }).id;
           if (toolIds.has(id)) throw duplicateToolId(id);
           toolIds.add(id);
+          toolInputs.set(event.index, []);
+        } else if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') {
+          toolInputs.get(event.index)?.push(event.delta.partial_json);
+        } else if (event.type === 'content_block_stop') {
+          const fragments = toolInputs.get(event.index);
+          toolInputs.delete(event.index);
+          if (fragments !== undefined && brokenInput === undefined && !isToolInput(fragments.join(''))) {
+            brokenInput = { index: event.index, text: fragments.join('') };
+          }
+        } else if (event.type === 'message_delta' && brokenInput !== undefined) {
+          // The token limit may cut a tool call's JSON, as it does for any text; any other ending means the
+          // upstream sent a tool call whose input cannot be read (A.7: the fragments form one JSON object).
+          if (event.delta.stop_reason !== 'max_tokens') throw unreadableToolInput(brokenInput);
         }
         const violation = grammar.accept(event);
         if (violation !== undefined) {

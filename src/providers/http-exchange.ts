@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, errors as undiciErrors, request, type Dispatcher } from 'undici';
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
 import type { Deadlines } from '../transport/types.js';
 
@@ -208,6 +208,29 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
   );
 }
 
+/**
+ * undici's connector, closing the sockets it opens for nothing. When a request is aborted in flight (a
+ * cancel, a deadline, a proxy client that went away), undici puts it back in its queue, opens a new
+ * connection for it and only then drops it (nodejs/undici#5845). That socket never carries a request,
+ * and as it served no response no keep-alive timer ever closes it: one idle connection left open per
+ * abort. undici writes a queued request synchronously once its socket connects, so a socket with
+ * nothing written right after the connect callback is one of those, and is closed at once.
+ */
+function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector.connector {
+  // undici reads a timeout of 0 as "none" (and null as its 10 s default).
+  const connect = buildConnector({ timeout: connectTimeoutMs });
+  return (options, callback) => {
+    connect(options, (error, socket) => {
+      if (error !== null) {
+        callback(error, null);
+        return;
+      }
+      callback(null, socket);
+      if (socket.bytesWritten === 0 && !socket.destroyed) socket.destroy();
+    });
+  };
+}
+
 /** One keep-alive pool per connect deadline, so a per-call connect timeout is honoured. */
 export function createDispatcherPool(): {
   get(connectTimeoutMs: number): Dispatcher;
@@ -219,7 +242,7 @@ export function createDispatcherPool(): {
       let agent = agents.get(connectTimeoutMs);
       if (agent === undefined) {
         agent = new Agent({
-          connect: { timeout: connectTimeoutMs === 0 ? null : connectTimeoutMs },
+          connect: connectorClosingUnusedSockets(connectTimeoutMs),
           keepAliveTimeout: 4_000,
           connections: 128,
           pipelining: 1,

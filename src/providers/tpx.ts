@@ -162,7 +162,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
     const retried = sent > 1 ? ', also after the token was refreshed' : '';
     return new TransportError(
       'MODEL_EAUTH',
-      tokens.redact(`the tpx endpoint refused the bearer token from ${tokens.origin}${retried}: ${refused.message}`),
+      tokens.redact(
+        `the tpx endpoint refused the bearer token from ${tokens.origin}${retried}: ${refused.message}`,
+      ),
       {
         status: 401,
         type: 'authentication_error',

@@ -27,7 +27,9 @@ function fullRequest(toolUseId = 'toolu_01Weather'): MessagesRequest {
     stream: true,
     thinking: { type: 'enabled', budget_tokens: 8000 },
     metadata: { user_id: 'user-42' },
-    tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+    tools: [
+      { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ],
     tool_choice: { type: 'auto', disable_parallel_tool_use: true },
     messages: [
       { role: 'user', content: 'Hello' },
@@ -192,8 +194,9 @@ describe('normalizeResponse', () => {
   it("carries Gemini 2.5's message-level signature in the first tool call's id", () => {
     const normalized = normalizeResponse(DIALECTS.gemini, recorded);
     const id = normalized.choices[0]!.message.tool_calls![0]!.id!;
-    const signature = (recorded.choices[0]!.message['extra_content'] as { google: { thought_signature: string } })
-      .google.thought_signature;
+    const signature = (
+      recorded.choices[0]!.message['extra_content'] as { google: { thought_signature: string } }
+    ).google.thought_signature;
     expect(splitThoughtSignature(id)).toEqual({ id: '', signature });
   });
 
@@ -207,7 +210,12 @@ describe('createChunkNormalizer', () => {
     choices: [{ index: 0, delta: { tool_calls: toolCalls as never }, finish_reason: null }],
     ...extra,
   });
-  const call = (index: number | undefined, id: string | undefined, name: string | undefined, args: string) => ({
+  const call = (
+    index: number | undefined,
+    id: string | undefined,
+    name: string | undefined,
+    args: string,
+  ) => ({
     ...(index === undefined ? {} : { index }),
     ...(id === undefined ? {} : { id }),
     type: 'function',
@@ -252,7 +260,10 @@ describe('createChunkNormalizer', () => {
 
   it('carries a streamed thought signature in the call id, also for later fragments of the call', () => {
     const normalize = createChunkNormalizer(DIALECTS.gemini);
-    const signed = { ...call(0, 'fc-1', 'get_time', '{'), extra_content: { google: { thought_signature: 'SIG' } } };
+    const signed = {
+      ...call(0, 'fc-1', 'get_time', '{'),
+      extra_content: { google: { thought_signature: 'SIG' } },
+    };
     const [first, second] = [chunk([signed]), chunk([call(0, 'fc-1', undefined, '}')])].map(normalize);
     expect(first!.choices![0]!.delta!.tool_calls![0]!.id).toBe(carryThoughtSignature('fc-1', 'SIG'));
     expect(second!.choices![0]!.delta!.tool_calls![0]!.id).toBe(carryThoughtSignature('fc-1', 'SIG'));

@@ -73,7 +73,10 @@ export function splitThoughtSignature(id: string): { id: string; signature: stri
  * @throws TransportError `MODEL_EINVAL` when two tool-call ids of the conversation would reach Mistral as
  *   the same id (see `mapMistralToolIds`).
  */
-export function applyDialectToRequest(profile: DialectProfile, body: ChatCompletionRequest): DialectChatRequest {
+export function applyDialectToRequest(
+  profile: DialectProfile,
+  body: ChatCompletionRequest,
+): DialectChatRequest {
   const result: DialectChatRequest = { ...body };
   if (!profile.sendsStreamOptions) delete result.stream_options;
   if (!profile.sendsParallelToolCalls) delete result.parallel_tool_calls;
@@ -134,7 +137,8 @@ function shapeAssistant(profile: DialectProfile, message: ChatAssistantMessage):
       const { id, signature } = splitThoughtSignature(call.id);
       if (signature === undefined) return call;
       const signed: SignedChatToolCall = { ...call, id: sentIdFor(id, signature) };
-      if (profile.echoesThoughtSignatures) signed.extra_content = { google: { thought_signature: signature } };
+      if (profile.echoesThoughtSignatures)
+        signed.extra_content = { google: { thought_signature: signature } };
       return signed;
     });
   }
@@ -192,7 +196,9 @@ export function normalizeResponse(
  * - `echoesThoughtSignatures` (Gemini, Vertex): a call's thought signature (on the call's
  *   `extra_content`, or on the delta's for the first named call in it) is carried in its id.
  */
-export function createChunkNormalizer(profile: DialectProfile): (chunk: ChatCompletionChunk) => ChatCompletionChunk {
+export function createChunkNormalizer(
+  profile: DialectProfile,
+): (chunk: ChatCompletionChunk) => ChatCompletionChunk {
   const needsToolPass = profile.splitsSameIndexToolCalls || profile.echoesThoughtSignatures;
   if (!profile.liftsChoiceUsage && !needsToolPass) return (chunk) => chunk;
   const splitter = new SameIndexSplitter();
@@ -257,12 +263,16 @@ function carrySignature(
 
 /** Renumbers indexed tool-call fragments so that whole calls repeated on one index become distinct calls. */
 class SameIndexSplitter {
-  readonly #current = new Map<number, { index: number; id: string | undefined; named: boolean; args: string[] }>();
+  readonly #current = new Map<
+    number,
+    { index: number; id: string | undefined; named: boolean; args: string[] }
+  >();
   #next = 0;
 
   reindex(call: Record<string, unknown>): Record<string, unknown> {
     const upstreamIndex = call['index'];
-    if (typeof upstreamIndex !== 'number' || !Number.isInteger(upstreamIndex) || upstreamIndex < 0) return call;
+    if (typeof upstreamIndex !== 'number' || !Number.isInteger(upstreamIndex) || upstreamIndex < 0)
+      return call;
     const id = nonEmptyString(call['id']);
     const fn = functionOf(call);
     const name = nonEmptyString(fn?.['name']);

@@ -32,11 +32,14 @@ describe('mistralToolId', () => {
 
   it('gives distinct ids distinct stand-ins', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 2, maxLength: 30 }), (ids) => {
-        const mapped = ids.map(mistralToolId);
-        expect(mapped.every(isMistralToolId)).toBe(true);
-        expect(new Set(mapped).size).toBe(ids.length);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 2, maxLength: 30 }),
+        (ids) => {
+          const mapped = ids.map(mistralToolId);
+          expect(mapped.every(isMistralToolId)).toBe(true);
+          expect(new Set(mapped).size).toBe(ids.length);
+        },
+      ),
     );
   });
 });

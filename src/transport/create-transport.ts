@@ -159,7 +159,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       ? {}
       : {
           dialect: Object.freeze({ name: config.tpx.dialect, reason: config.tpx.dialectReason }),
-          tokenSource: Object.freeze({ kind: config.tpx.tokenSpec.kind, origin: config.tpx.tokenSpec.origin }),
+          tokenSource: Object.freeze({
+            kind: config.tpx.tokenSpec.kind,
+            origin: config.tpx.tokenSpec.origin,
+          }),
         }),
   });
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);

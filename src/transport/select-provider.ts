@@ -122,7 +122,8 @@ export function selectProvider(
     if (apiVersion !== undefined && !/^[A-Za-z0-9._-]+$/.test(apiVersion.value)) {
       throw new TransportError(
         'MODEL_ECONFIG',
-        `TPX_AZURE_API_VERSION must look like 2024-10-21 or 2025-04-01-preview, got ${JSON.stringify(apiVersion.value)}`,
+        `${sourceName(apiVersion.source, 'tpxAzureApiVersion', 'TPX_AZURE_API_VERSION')} must look like ` +
+          `2024-10-21 or 2025-04-01-preview, got ${JSON.stringify(apiVersion.value)}`,
       );
     }
     return {
@@ -226,6 +227,8 @@ function pickDialect(
   }
   return {
     name: 'openai-generic',
-    reason: `no known service at the TPX_BASE_URL host ${new URL(baseUrl).hostname}, so ${DIALECTS['openai-generic'].label}; set TPX_DIALECT to choose a profile`,
+    reason:
+      `the TPX_BASE_URL host ${new URL(baseUrl).hostname} is not a known service, so the profile for ` +
+      `${DIALECTS['openai-generic'].label} applies; set TPX_DIALECT to choose another`,
   };
 }

@@ -158,7 +158,9 @@ export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions =
         if (!result.ok) {
           throw new TransportError(
             'MODEL_EAUTH',
-            redact(`the upstream refused the token (401), and ${origin} could not refresh it: the command ${result.reason}`),
+            redact(
+              `the upstream refused the token (401), and ${origin} could not refresh it: the command ${result.reason}`,
+            ),
             { provider: 'tpx' },
           );
         }
@@ -200,7 +202,10 @@ export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions =
         case 'command': {
           // Another exchange may have refreshed since this one read the token: use its result.
           if (current !== rejected) return current;
-          const refreshed = await abortable(runRefreshCommand(spec.command, spec.timeoutMs, spec.origin), signal);
+          const refreshed = await abortable(
+            runRefreshCommand(spec.command, spec.timeoutMs, spec.origin),
+            signal,
+          );
           return refreshed !== rejected ? refreshed : undefined;
         }
         default: {
@@ -246,7 +251,8 @@ function outcome(
   if (exit.timedOut) return { ok: false, reason: `did not finish within ${timeoutMs} ms` };
   if (exit.failure !== undefined) return { ok: false, reason: `could not be run (${exit.failure})` };
   if (exit.signal !== null) return { ok: false, reason: `was killed by ${exit.signal}${stderrHint(stderr)}` };
-  if (exit.code !== 0) return { ok: false, reason: `exited with code ${String(exit.code)}${stderrHint(stderr)}` };
+  if (exit.code !== 0)
+    return { ok: false, reason: `exited with code ${String(exit.code)}${stderrHint(stderr)}` };
   const token = output.trim();
   if (token === '') return { ok: false, reason: `printed nothing on stdout${stderrHint(stderr)}` };
   return { ok: true, output: token };
@@ -263,12 +269,17 @@ export function runShellCommandSync(command: string, timeoutMs: number): Command
     windowsHide: true,
   });
   const errorCode = (result.error as { code?: string } | undefined)?.code;
-  return outcome(result.stdout ?? '', result.stderr ?? '', {
-    code: result.status,
-    signal: result.signal,
-    timedOut: errorCode === 'ETIMEDOUT',
-    failure: result.error === undefined ? undefined : (errorCode ?? result.error.message),
-  }, timeoutMs);
+  return outcome(
+    result.stdout ?? '',
+    result.stderr ?? '',
+    {
+      code: result.status,
+      signal: result.signal,
+      timedOut: errorCode === 'ETIMEDOUT',
+      failure: result.error === undefined ? undefined : (errorCode ?? result.error.message),
+    },
+    timeoutMs,
+  );
 }
 
 /** Runs `command` with the platform shell. */
@@ -278,19 +289,25 @@ export function runShellCommand(command: string, timeoutMs: number): Promise<Com
       command,
       { encoding: 'utf8', timeout: timeoutMs, maxBuffer: MAX_COMMAND_OUTPUT_BYTES, windowsHide: true },
       (error, stdout, stderr) => {
-        const failure = error as (Error & { code?: unknown; killed?: boolean; signal?: string | null }) | null;
+        const failure = error as
+          (Error & { code?: unknown; killed?: boolean; signal?: string | null }) | null;
         const spawnFailure = typeof failure?.code === 'string' ? failure.code : undefined;
         // exec kills the child when the timeout passes; `killed` alone also covers an oversized output,
         // which comes with a string code instead.
         const timedOut = failure?.killed === true && spawnFailure === undefined && timeoutMs > 0;
         const exitCode = typeof failure?.code === 'number' ? failure.code : failure === null ? 0 : null;
         resolve(
-          outcome(stdout, stderr, {
-            code: exitCode,
-            signal: failure?.signal ?? null,
-            timedOut,
-            failure: spawnFailure,
-          }, timeoutMs),
+          outcome(
+            stdout,
+            stderr,
+            {
+              code: exitCode,
+              signal: failure?.signal ?? null,
+              timedOut,
+              failure: spawnFailure,
+            },
+            timeoutMs,
+          ),
         );
       },
     );

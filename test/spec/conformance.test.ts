@@ -27,7 +27,8 @@ function sampleBehaviours(all: readonly (readonly Step[])[], size: number): (rea
 
 function actionCounts(list: readonly (readonly Step[])[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const behaviour of list) for (const step of behaviour) counts[step.action] = (counts[step.action] ?? 0) + 1;
+  for (const behaviour of list)
+    for (const step of behaviour) counts[step.action] = (counts[step.action] ?? 0) + 1;
   return counts;
 }
 
@@ -37,10 +38,16 @@ function expectConformance(report: ReplayReport, list: readonly (readonly Step[]
   expect(report.steps).toBe(list.reduce((sum, behaviour) => sum + behaviour.length, 0));
   expect(report.actions).toEqual(actionCounts(list));
   const counts = actionCounts(list);
-  // One real call per CallerSend and per NoProvider; a request reaches a server for each CallerSend only.
+  // One real call per CallerSend and per NoProvider; a request reaches a server for each CallerSend only,
+  // unless a silent upstream's deadline overtook it before the server read it (a busy machine allows
+  // that; not every time).
   expect(report.exchanges).toBe((counts['CallerSend'] ?? 0) + (counts['NoProvider'] ?? 0));
-  expect(report.requests).toBe(counts['CallerSend'] ?? 0);
+  expect(report.requests + report.unobservedSends).toBe(counts['CallerSend'] ?? 0);
   for (const kind of FAILURE_KINDS) expect(report.failures[kind]).toBeGreaterThan(0);
+  expect(report.unobservedSends).toBeLessThan(report.failures.timeout);
+  // Only a stream hands out events before failing: the tpx stream's message_start, then malformed data.
+  if (report.mode === 'send') expect(report.failedAfterEvents).toBe(0);
+  else expect(report.failedAfterEvents).toBeGreaterThan(0);
   expect(report.comparisons).toBeGreaterThan(report.steps * 3);
 }
 
@@ -68,18 +75,26 @@ describe('trace conformance of the seed model against the real transport', () =>
   });
 
   for (const mode of MODES) {
-    it(`replays all ${cfg.length} behaviours at the .cfg bounds with ${mode}`, { timeout: 60_000 }, async () => {
-      const report = await replayBehaviours(cfg, { mode, servers });
-      expectConformance(report, cfg);
-      expect(servers.stray).toEqual([]);
-    });
+    it(
+      `replays all ${cfg.length} behaviours at the .cfg bounds with ${mode}`,
+      { timeout: 60_000 },
+      async () => {
+        const report = await replayBehaviours(cfg, { mode, servers });
+        expectConformance(report, cfg);
+        expect(servers.stray).toEqual([]);
+      },
+    );
   }
 
   for (const mode of MODES) {
-    it(`replays a sample of ${SAMPLE_SIZE} behaviours at the larger bound with ${mode}`, { timeout: 60_000 }, async () => {
-      const report = await replayBehaviours(larger, { mode, servers });
-      expectConformance(report, larger);
-      expect(servers.stray).toEqual([]);
-    });
+    it(
+      `replays a sample of ${SAMPLE_SIZE} behaviours at the larger bound with ${mode}`,
+      { timeout: 60_000 },
+      async () => {
+        const report = await replayBehaviours(larger, { mode, servers });
+        expectConformance(report, larger);
+        expect(servers.stray).toEqual([]);
+      },
+    );
   }
 });

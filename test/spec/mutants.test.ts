@@ -16,7 +16,7 @@ import type * as SelectProvider from '../../src/transport/select-provider.js';
 import type * as SessionModule from '../../src/transport/session.js';
 import type { Session } from '../../src/transport/session.js';
 import { behaviours } from './explore.js';
-import { CFG_CONSTANTS } from './model.js';
+import { CFG_CONSTANTS, type Step } from './model.js';
 import {
   formatViolations,
   replayBehaviours,
@@ -148,7 +148,9 @@ vi.mock('../../src/providers/http-exchange.js', async (importOriginal) => {
   const actual = await importOriginal<typeof HttpExchange>();
   return {
     ...actual,
-    httpRequest: async (...args: Parameters<typeof actual.httpRequest>): ReturnType<typeof actual.httpRequest> => {
+    httpRequest: async (
+      ...args: Parameters<typeof actual.httpRequest>
+    ): ReturnType<typeof actual.httpRequest> => {
       try {
         return await actual.httpRequest(...args);
       } catch (error) {
@@ -164,7 +166,9 @@ vi.mock('../../src/transport/select-provider.js', async (importOriginal) => {
   const actual = await importOriginal<typeof SelectProvider>();
   return {
     ...actual,
-    selectProvider: (...args: Parameters<typeof actual.selectProvider>): ReturnType<typeof actual.selectProvider> => {
+    selectProvider: (
+      ...args: Parameters<typeof actual.selectProvider>
+    ): ReturnType<typeof actual.selectProvider> => {
       const [options, env, ...rest] = args;
       const both = Boolean(env['ANTHROPIC_API_KEY']) && Boolean(env['TPX_OAUTH_TOKEN']);
       if (mutant.current !== 'm6' || !both) return actual.selectProvider(...args);
@@ -174,7 +178,11 @@ vi.mock('../../src/transport/select-provider.js', async (importOriginal) => {
 });
 
 const MUTANTS: readonly { name: MutantName; fault: string; caughtAs: ConformanceProperty }[] = [
-  { name: 'm1', fault: 'the codec decodes an encoded id to a wrong one (the provider id is dropped)', caughtAs: 'PairingInv' },
+  {
+    name: 'm1',
+    fault: 'the codec decodes an encoded id to a wrong one (the provider id is dropped)',
+    caughtAs: 'PairingInv',
+  },
   { name: 'm2', fault: 'the codec gives two tool calls of one answer the same id', caughtAs: 'PairingInv' },
   { name: 'm3', fault: 'the Chat Completions answer reaches the caller untranslated', caughtAs: 'ShapeInv' },
   { name: 'm4', fault: 'the session keeps stale pending ids after a failure', caughtAs: 'PairingInv' },
@@ -183,15 +191,30 @@ const MUTANTS: readonly { name: MutantName; fault: string; caughtAs: Conformance
 ];
 const MODES: readonly ReplayMode[] = ['send', 'stream'];
 
+/** The same behaviours, taking one from each boot in turn, so that a fault of any boot shows early. */
+function interleaveBoots(list: readonly (readonly Step[])[]): (readonly Step[])[] {
+  const boots = new Map<string, (readonly Step[])[]>();
+  for (const behaviour of list) {
+    const boot = JSON.stringify(behaviour[0]!.param);
+    boots.set(boot, [...(boots.get(boot) ?? []), behaviour]);
+  }
+  const queues = [...boots.values()];
+  const longest = Math.max(...queues.map((queue) => queue.length));
+  return Array.from({ length: longest }, (_, index) =>
+    queues.flatMap((queue) => queue.slice(index, index + 1)),
+  ).flat();
+}
+
 describe('the conformance replay catches injected faults', () => {
   let servers: ReplayServers;
   let decodeToolId: (messagesId: string) => string;
-  const cfg = [...behaviours(CFG_CONSTANTS)];
+  const cfg = interleaveBoots([...behaviours(CFG_CONSTANTS)]);
 
   beforeAll(async () => {
     servers = await startReplayServers();
     // The checker reads the session's ids with the original codec, whatever the transport uses.
-    decodeToolId = (await vi.importActual<typeof ToolIdCodec>('../../src/translate/tool-id-codec.js')).decodeToolId;
+    decodeToolId = (await vi.importActual<typeof ToolIdCodec>('../../src/translate/tool-id-codec.js'))
+      .decodeToolId;
   });
   afterEach(() => {
     mutant.current = undefined;
@@ -200,34 +223,51 @@ describe('the conformance replay catches injected faults', () => {
     await servers.close();
   });
 
+  it('replays every .cfg behaviour, the four boots in turn', () => {
+    expect(cfg).toHaveLength(466);
+    expect(new Set(cfg).size).toBe(466);
+    expect(new Set(cfg.slice(0, 4).map((behaviour) => JSON.stringify(behaviour[0]!.param))).size).toBe(4);
+  });
+
   for (const mode of MODES) {
-    it(`finds nothing with no fault switched on (${mode}, every 4th behaviour)`, { timeout: 60_000 }, async () => {
-      const sample = cfg.filter((_, index) => index % 4 === 0);
-      const report = await replayBehaviours(sample, { mode, servers, decodeToolId });
-      expect(report.violations, formatViolations(report.violations)).toEqual([]);
-      expect(report.behaviours).toBe(sample.length);
-    });
+    it(
+      `finds nothing with no fault switched on (${mode}, every 8th behaviour)`,
+      { timeout: 60_000 },
+      async () => {
+        const sample = cfg.filter((_, index) => index % 8 === 0);
+        const report = await replayBehaviours(sample, { mode, servers, decodeToolId });
+        expect(report.violations, formatViolations(report.violations)).toEqual([]);
+        expect(report.behaviours).toBe(sample.length);
+      },
+    );
   }
 
   for (const { name, fault, caughtAs } of MUTANTS) {
     for (const mode of MODES) {
-      it(`${name} (${fault}) fails the replay with ${mode}, as ${caughtAs}`, { timeout: 60_000 }, async () => {
-        mutant.current = name;
-        const report = await replayBehaviours(cfg, {
-          mode,
-          servers,
-          decodeToolId,
-          stopAtFirstViolation: true,
-          // m5's hang is found by the replay's own deadline: keep it short.
-          exchangeDeadlineMs: 2_000,
-        });
-        mutant.current = undefined;
-        expect(report.violations.length, `${name} went unnoticed in ${report.behaviours} behaviours`).toBeGreaterThan(0);
-        expect(
-          report.violations.map((violation) => violation.property),
-          formatViolations(report.violations.slice(0, 3)),
-        ).toContain(caughtAs);
-      });
+      it(
+        `${name} (${fault}) fails the replay with ${mode}, as ${caughtAs}`,
+        { timeout: 60_000 },
+        async () => {
+          mutant.current = name;
+          const report = await replayBehaviours(cfg, {
+            mode,
+            servers,
+            decodeToolId,
+            stopAtFirstViolation: true,
+            // m5's hang is found by the replay's own deadline: keep it short there.
+            ...(name === 'm5' ? { exchangeDeadlineMs: 3_000 } : {}),
+          });
+          mutant.current = undefined;
+          expect(
+            report.violations.length,
+            `${name} went unnoticed in ${report.behaviours} behaviours`,
+          ).toBeGreaterThan(0);
+          expect(
+            report.violations.map((violation) => violation.property),
+            formatViolations(report.violations.slice(0, 3)),
+          ).toContain(caughtAs);
+        },
+      );
     }
   }
 });

@@ -213,7 +213,11 @@ const TOOL: ToolParam = {
   input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
 };
 
-const MODEL_PROVIDER: Readonly<Record<string, Provider>> = { anthropic: 'ANTHROPIC', tpx: 'TPX', none: 'NONE' };
+const MODEL_PROVIDER: Readonly<Record<string, Provider>> = {
+  anthropic: 'ANTHROPIC',
+  tpx: 'TPX',
+  none: 'NONE',
+};
 
 const VARIABLE_PROPERTY: Readonly<Record<keyof State, ConformanceProperty>> = {
   hasKey: 'SelectionInv',
@@ -264,12 +268,17 @@ export async function startReplayServers(): Promise<ReplayServers> {
   const stray: RecordedRequest[] = [];
   const answerer = (server: ServerName) => (record: RecordedRequest) => {
     const credential =
-      server === 'tpx' ? (record.headers['authorization'] ?? '').replace(/^Bearer /, '') : record.headers['x-api-key'];
+      server === 'tpx'
+        ? (record.headers['authorization'] ?? '').replace(/^Bearer /, '')
+        : record.headers['x-api-key'];
     const route = routes.get(`${server}:${credential ?? ''}`);
     if (route === undefined) {
       stray.push(record);
       return serverStep.json(
-        { type: 'error', error: { type: 'invalid_request_error', message: 'no behaviour owns this credential' } },
+        {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'no behaviour owns this credential' },
+        },
         { status: 418 },
       );
     }
@@ -336,7 +345,8 @@ export async function replayBehaviours(
         totals.actions[action] = (totals.actions[action] ?? 0) + count;
       }
       for (const kind of FAILURE_KINDS) totals.failures[kind] += run.failures[kind];
-      for (const violation of run.violations) if (violations.length < maxViolations) violations.push(violation);
+      for (const violation of run.violations)
+        if (violations.length < maxViolations) violations.push(violation);
       if (run.violations.length > 0 && options.stopAtFirstViolation === true) stop = true;
     }
   };
@@ -423,11 +433,15 @@ class BehaviourReplay {
       this.#init();
       if (this.#hasKey) servers.route('anthropic', this.#key, route);
       if (this.#hasToken) servers.route('tpx', this.#token, route);
-      for (let index = 1; index < this.#steps.length && !this.#diverged; ) {
+      for (let index = 1; index < this.#steps.length && !this.#diverged;) {
         index = await this.#replayFrom(index);
       }
     } catch (error) {
-      this.#violation(this.stepsReplayed, 'Replay', `the replay itself failed: ${describe(error)}`);
+      this.#violation(
+        Math.min(this.stepsReplayed, this.#steps.length - 1),
+        'Replay',
+        `the replay itself failed: ${describe(error)}`,
+      );
     } finally {
       servers.route('anthropic', this.#key, undefined);
       servers.route('tpx', this.#token, undefined);
@@ -520,12 +534,20 @@ class BehaviourReplay {
     const outcome = await this.#call(request, {});
     this.#count(index);
     if (!outcome.settled) {
-      this.#violation(index, 'Termination', `the exchange without credentials did not settle within ${this.#deadline} ms`);
+      this.#violation(
+        index,
+        'Termination',
+        `the exchange without credentials did not settle within ${this.#deadline} ms`,
+      );
       return;
     }
     if (outcome.ok) {
       this.#violation(index, 'NoProvider', 'an exchange without credentials was answered');
-    } else if (!isTransportError(outcome.error) || outcome.error.code !== 'MODEL_EAUTH' || outcome.error.status !== 401) {
+    } else if (
+      !isTransportError(outcome.error) ||
+      outcome.error.code !== 'MODEL_EAUTH' ||
+      outcome.error.status !== 401
+    ) {
       this.#violation(index, 'NoProvider', `expected MODEL_EAUTH (401), got ${describe(outcome.error)}`);
     }
     if (servers.stray.length !== strayBefore) {
@@ -541,7 +563,8 @@ class BehaviourReplay {
     let plan: Plan;
     let endIndex: number;
     if (following?.action === 'ProviderReply') {
-      if (this.#steps[sendIndex + 2]?.action !== 'Deliver') throw new Error(`step ${sendIndex + 2} is not Deliver`);
+      if (this.#steps[sendIndex + 2]?.action !== 'Deliver')
+        throw new Error(`step ${sendIndex + 2} is not Deliver`);
       plan = { kind: 'reply', ids: following.param.ids };
       endIndex = sendIndex + 2;
     } else if (following?.action === 'ProviderFail') {
@@ -558,7 +581,16 @@ class BehaviourReplay {
     const arrival = new Promise<void>((resolve) => {
       arrive = resolve;
     });
-    const expectation: Expectation = { sendIndex, plan, request, arrived: false, settled: false, arrival, arrive, written: [] };
+    const expectation: Expectation = {
+      sendIndex,
+      plan,
+      request,
+      arrived: false,
+      settled: false,
+      arrival,
+      arrive,
+      written: [],
+    };
     this.#expectation = expectation;
     const exchangeOptions: ExchangeOptions =
       plan.kind === 'fail' && plan.failure === 'timeout' ? { firstByteTimeoutMs: SILENT_FIRST_BYTE_MS } : {};
@@ -603,7 +635,8 @@ class BehaviourReplay {
         { variable: 'emitted', source: 'tool ids the scripted provider wrote', value: written },
         { variable: 'wireIds', source: 'tool ids in the provider answer', value: written },
       ];
-      if (snapshot !== undefined) replyObservations.push(...this.#ledgerFrom(snapshot, 'while the answer streamed'));
+      if (snapshot !== undefined)
+        replyObservations.push(...this.#ledgerFrom(snapshot, 'while the answer streamed'));
       if (expectation.arrived) this.#compare(replyIndex, replyObservations);
     }
 
@@ -629,7 +662,11 @@ class BehaviourReplay {
       this.#callerPending = delivered;
     } else {
       if (outcome.events.length > 0) this.failedAfterEvents++;
-      if (plan.kind === 'fail' && isTransportError(outcome.error) && outcome.error.code !== EXPECTED_ERROR[plan.failure]) {
+      if (
+        plan.kind === 'fail' &&
+        isTransportError(outcome.error) &&
+        outcome.error.code !== EXPECTED_ERROR[plan.failure]
+      ) {
         this.#violation(
           endIndex,
           'ErrorCode',
@@ -665,14 +702,19 @@ class BehaviourReplay {
     const sendIndex = expectation.sendIndex;
     const callerIds = toolResultIds(expectation.request.messages.at(-1));
     this.#compare(sendIndex, [
-      // The ledger is read while the exchange runs; a request overtaken by its deadline is checked on the wire only.
+      // The ledger is read while the exchange runs; a request that arrives after its exchange was
+      // overtaken by the deadline is checked on the wire only.
       ...(expectation.settled ? [] : this.#ledger('when the request reached the provider')),
       {
         variable: 'reqIds',
         source: "tool_result ids of the caller's request",
         value: this.#modelIds(callerIds, 'messages'),
       },
-      { variable: 'wireShape', source: `the body the ${server} server received`, value: this.#wireShape(record, server) },
+      {
+        variable: 'wireShape',
+        source: `the body the ${server} server received`,
+        value: this.#wireShape(record, server),
+      },
       ...this.#wireIds(record, server),
     ]);
 
@@ -692,7 +734,8 @@ class BehaviourReplay {
   #wireShape(record: RecordedRequest, server: ServerName): string {
     const body = record.json;
     const streaming = (body as { stream?: unknown } | undefined)?.stream === true;
-    if (streaming !== (this.#options.mode === 'stream')) return `a ${streaming ? 'stream' : 'non-stream'} request`;
+    if (streaming !== (this.#options.mode === 'stream'))
+      return `a ${streaming ? 'stream' : 'non-stream'} request`;
     if (server === 'tpx') {
       if (!/\/v1\/chat\/completions$/.test(record.url)) return `a request to ${record.url}`;
       try {
@@ -710,12 +753,21 @@ class BehaviourReplay {
   /** The tool ids on the outbound body, as model ids. */
   #wireIds(record: RecordedRequest, server: ServerName): Observation[] {
     const messages = (record.json as { messages?: unknown } | undefined)?.messages;
-    if (!Array.isArray(messages)) return [{ variable: 'wireIds', source: 'the outbound body', value: 'no messages' }];
+    if (!Array.isArray(messages))
+      return [{ variable: 'wireIds', source: 'the outbound body', value: 'no messages' }];
     if (server === 'anthropic') {
       const ids = toolResultIds(messages.at(-1) as MessageParam | undefined);
-      return [{ variable: 'wireIds', source: 'tool_use_id of the tool_result blocks on the wire', value: this.#modelIds(ids, 'provider') }];
+      return [
+        {
+          variable: 'wireIds',
+          source: 'tool_use_id of the tool_result blocks on the wire',
+          value: this.#modelIds(ids, 'provider'),
+        },
+      ];
     }
-    const lastAssistant = messages.findLastIndex((message: { role?: unknown }) => message.role === 'assistant');
+    const lastAssistant = messages.findLastIndex(
+      (message: { role?: unknown }) => message.role === 'assistant',
+    );
     const toolCallIds = messages
       .slice(lastAssistant + 1)
       .filter((message: { role?: unknown }) => message.role === 'tool')
@@ -723,11 +775,18 @@ class BehaviourReplay {
     const assistant = lastAssistant >= 0 ? (messages[lastAssistant] as { tool_calls?: unknown }) : undefined;
     const calls = Array.isArray(assistant?.tool_calls) ? (assistant.tool_calls as { id?: unknown }[]) : [];
     return [
-      { variable: 'wireIds', source: 'tool_call_id of the role:"tool" messages on the wire', value: this.#modelIds(toolCallIds, 'provider') },
+      {
+        variable: 'wireIds',
+        source: 'tool_call_id of the role:"tool" messages on the wire',
+        value: this.#modelIds(toolCallIds, 'provider'),
+      },
       {
         variable: 'wireIds',
         source: 'tool_calls ids of the last assistant message on the wire',
-        value: this.#modelIds(calls.map((call) => String(call.id)), 'provider'),
+        value: this.#modelIds(
+          calls.map((call) => String(call.id)),
+          'provider',
+        ),
       },
     ];
   }
@@ -736,15 +795,25 @@ class BehaviourReplay {
   // The caller's side
 
   #request(turnMessage: MessageParam): MessagesRequest {
-    return { model: 'claude-replay', max_tokens: 256, tools: [TOOL], messages: [...this.#history, turnMessage] };
+    return {
+      model: 'claude-replay',
+      max_tokens: 256,
+      tools: [TOOL],
+      messages: [...this.#history, turnMessage],
+    };
   }
 
   /** The caller's next user turn: one tool_result per pending tool_use, or a question. */
   #userTurn(index: number): MessageParam {
-    if (this.#callerPending.length === 0) return { role: 'user', content: `Question ${index}: what does it mean?` };
+    if (this.#callerPending.length === 0)
+      return { role: 'user', content: `Question ${index}: what does it mean?` };
     return {
       role: 'user',
-      content: this.#callerPending.map((id) => ({ type: 'tool_result', tool_use_id: id, content: `definition for ${id.slice(0, 24)}` })),
+      content: this.#callerPending.map((id) => ({
+        type: 'tool_result',
+        tool_use_id: id,
+        content: `definition for ${id.slice(0, 24)}`,
+      })),
     };
   }
 
@@ -756,12 +825,17 @@ class BehaviourReplay {
     this.#callerPending = [];
     const last = this.#history.at(-1);
     const endsCleanly =
-      last?.role === 'assistant' && (typeof last.content === 'string' || !last.content.some((block) => block.type === 'tool_use'));
+      last?.role === 'assistant' &&
+      (typeof last.content === 'string' || !last.content.some((block) => block.type === 'tool_use'));
     if (!endsCleanly) this.#history = [];
   }
 
   /** One `send` or `stream` through the session, under the replay's deadline. */
-  async #call(request: MessagesRequest, options: ExchangeOptions, onFirstEvent?: (ledger: LedgerSnapshot) => void): Promise<Outcome> {
+  async #call(
+    request: MessagesRequest,
+    options: ExchangeOptions,
+    onFirstEvent?: (ledger: LedgerSnapshot) => void,
+  ): Promise<Outcome> {
     const session = this.#session!;
     this.exchanges++;
     const events: MessageStreamEvent[] = [];
@@ -772,7 +846,12 @@ class BehaviourReplay {
           return { settled: true, ok: true, message, events };
         }
         for await (const event of session.stream(request, options)) {
-          if (events.length === 0) onFirstEvent?.({ pending: [...session.pending], turns: session.turns, lastOutcome: session.lastOutcome });
+          if (events.length === 0)
+            onFirstEvent?.({
+              pending: [...session.pending],
+              turns: session.turns,
+              lastOutcome: session.lastOutcome,
+            });
           events.push(event);
         }
         return { settled: true, ok: true, message: accumulateStream(events), events };
@@ -802,13 +881,20 @@ class BehaviourReplay {
     const transport = this.#transport!;
     const session = this.#session!;
     return [
-      { variable: 'provider', source: `transport.provider ${when}`, value: MODEL_PROVIDER[transport.provider] ?? transport.provider },
+      {
+        variable: 'provider',
+        source: `transport.provider ${when}`,
+        value: MODEL_PROVIDER[transport.provider] ?? transport.provider,
+      },
       {
         variable: 'provider',
         source: `transport.selection.provider ${when}`,
         value: MODEL_PROVIDER[transport.selection.provider] ?? transport.selection.provider,
       },
-      ...this.#ledgerFrom({ pending: session.pending, turns: session.turns, lastOutcome: session.lastOutcome }, when),
+      ...this.#ledgerFrom(
+        { pending: session.pending, turns: session.turns, lastOutcome: session.lastOutcome },
+        when,
+      ),
     ];
   }
 
@@ -816,7 +902,11 @@ class BehaviourReplay {
     return [
       { variable: 'turn', source: `session.turns ${when}`, value: ledger.turns },
       { variable: 'lastOutcome', source: `session.lastOutcome ${when}`, value: ledger.lastOutcome },
-      { variable: 'pending', source: `session.pending ${when}, decoded`, value: this.#modelIds(ledger.pending, 'messages') },
+      {
+        variable: 'pending',
+        source: `session.pending ${when}, decoded`,
+        value: this.#modelIds(ledger.pending, 'messages'),
+      },
     ];
   }
 
@@ -825,9 +915,18 @@ class BehaviourReplay {
     if (!outcome.settled) return [];
     const observations: Observation[] = [];
     if (this.#options.mode === 'stream' || outcome.events.length > 0) {
-      observations.push({ variable: 'gotShape', source: 'the stream events', value: eventsShape(outcome.events, outcome.ok) });
+      observations.push({
+        variable: 'gotShape',
+        source: 'the stream events',
+        value: eventsShape(outcome.events, outcome.ok),
+      });
     }
-    if (outcome.ok) observations.push({ variable: 'gotShape', source: 'the message', value: messageShape(outcome.message) });
+    if (outcome.ok)
+      observations.push({
+        variable: 'gotShape',
+        source: 'the message',
+        value: messageShape(outcome.message),
+      });
     else observations.push({ variable: 'gotShape', source: 'the error', value: errorShape(outcome.error) });
     return observations;
   }
@@ -835,8 +934,10 @@ class BehaviourReplay {
   /** Delivered ids must be valid Messages ids, and distinct. */
   #checkDeliveredIds(index: number, ids: readonly string[]): void {
     const invalid = ids.filter((id) => !VALID_TOOL_ID.test(id));
-    if (invalid.length > 0) this.#violation(index, 'ShapeInv', `invalid tool_use ids delivered: ${invalid.map(short).join(', ')}`);
-    if (new Set(ids).size !== ids.length) this.#violation(index, 'PairingInv', `duplicate tool_use ids delivered: ${ids.map(short).join(', ')}`);
+    if (invalid.length > 0)
+      this.#violation(index, 'ShapeInv', `invalid tool_use ids delivered: ${invalid.map(short).join(', ')}`);
+    if (new Set(ids).size !== ids.length)
+      this.#violation(index, 'PairingInv', `duplicate tool_use ids delivered: ${ids.map(short).join(', ')}`);
   }
 
   /** Messages ids (decoded with the codec on the tpx path) or provider ids, as sorted model ids. */
@@ -902,7 +1003,12 @@ interface Call {
 function replyStep(server: ServerName, mode: ReplayMode, calls: readonly Call[], tag: string): ServerStep {
   const text = calls.length > 0 ? 'Let me look that up.' : 'It means what it says.';
   if (server === 'tpx') {
-    const base = { id: `chatcmpl-${tag}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'replay-upstream' };
+    const base = {
+      id: `chatcmpl-${tag}`,
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'replay-upstream',
+    };
     const finishReason = calls.length > 0 ? 'tool_calls' : 'stop';
     const usage = { prompt_tokens: 31, completion_tokens: 9, total_tokens: 40 };
     if (mode === 'send') {
@@ -943,7 +1049,11 @@ function replyStep(server: ServerName, mode: ReplayMode, calls: readonly Call[],
         ...calls.flatMap((call, index) => {
           const json = JSON.stringify(call.input);
           return [
-            chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: TOOL.name, arguments: '' } }] }),
+            chunk({
+              tool_calls: [
+                { index, id: call.id, type: 'function', function: { name: TOOL.name, arguments: '' } },
+              ],
+            }),
             chunk({ tool_calls: [{ index, function: { arguments: json.slice(0, 5) } }] }),
             chunk({ tool_calls: [{ index, function: { arguments: json.slice(5) } }] }),
           ];
@@ -990,13 +1100,29 @@ function replyStep(server: ServerName, mode: ReplayMode, calls: readonly Call[],
       const index = position + 1;
       const json = JSON.stringify(call.input);
       return [
-        { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: TOOL.name, input: {} } },
-        { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) } },
-        { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(5) } },
+        {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: call.id, name: TOOL.name, input: {} },
+        },
+        {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) },
+        },
+        {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: json.slice(5) },
+        },
         { type: 'content_block_stop', index },
       ];
     }),
-    { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 9 } },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: 9 },
+    },
     { type: 'message_stop' },
   ];
   return serverStep.sse(anthropicSse(events));
@@ -1011,15 +1137,31 @@ function failureStep(failure: FailureKind, server: ServerName, mode: ReplayMode)
     case '5xx':
       return server === 'tpx'
         ? serverStep.json(
-            { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } },
+            {
+              error: {
+                message: 'The server had an error while processing your request.',
+                type: 'server_error',
+                param: null,
+                code: null,
+              },
+            },
             { status: 503 },
           )
-        : serverStep.json({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } }, { status: 503 });
+        : serverStep.json(
+            { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
+            { status: 503 },
+          );
     case 'malformed':
       if (mode === 'send') {
-        return serverStep.text(200, server === 'tpx' ? '{"id":"chatcmpl-broken","choices":[{"index":0,' : '{"id":"msg_broken","type":"mess', {
-          'content-type': 'application/json',
-        });
+        return serverStep.text(
+          200,
+          server === 'tpx'
+            ? '{"id":"chatcmpl-broken","choices":[{"index":0,'
+            : '{"id":"msg_broken","type":"mess',
+          {
+            'content-type': 'application/json',
+          },
+        );
       }
       return serverStep.sse([
         server === 'tpx'
@@ -1035,7 +1177,11 @@ function failureStep(failure: FailureKind, server: ServerName, mode: ReplayMode)
 function isChatShaped(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Record<string, unknown>;
-  return 'choices' in record || record['object'] === 'chat.completion' || record['object'] === 'chat.completion.chunk';
+  return (
+    'choices' in record ||
+    record['object'] === 'chat.completion' ||
+    record['object'] === 'chat.completion.chunk'
+  );
 }
 
 /** `messages` for a valid Messages `message`, `openai` for a Chat Completions body, else why not. */
@@ -1071,7 +1217,9 @@ export function errorShape(error: unknown): string {
   const body: unknown = error.body;
   if (isChatShaped(body)) return 'openai';
   const validated = validateStreamEvent(body);
-  return validated.ok && (body as { type?: unknown }).type === 'error' ? 'messages' : `an invalid error body: ${format(body)}`;
+  return validated.ok && (body as { type?: unknown }).type === 'error'
+    ? 'messages'
+    : `an invalid error body: ${format(body)}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1099,7 +1247,8 @@ function toParams(message: Message): ContentBlockParam[] {
 /** The number of a model id: 1 for `t1`, 2 for `t2`, … */
 function modelIdNumber(modelId: string): number {
   const n = Number(/^t(\d+)$/.exec(modelId)?.[1]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`model tool ids are t1, t2, …; got ${JSON.stringify(modelId)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`model tool ids are t1, t2, …; got ${JSON.stringify(modelId)}`);
   return n;
 }
 
@@ -1109,7 +1258,8 @@ function short(text: string): string {
 
 function format(value: unknown): string {
   if (Array.isArray(value)) return `{${value.map((item) => short(String(item))).join(', ')}}`;
-  if (typeof value === 'string') return JSON.stringify(value.length > 400 ? `${value.slice(0, 400)}…` : value);
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 400 ? `${value.slice(0, 400)}…` : value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 400 ? `${text.slice(0, 400)}…` : text;
 }
