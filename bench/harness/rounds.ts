@@ -14,7 +14,7 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { median } from './stats.js';
+import { median, percentile } from './stats.js';
 
 /** One timed function. It runs synchronously; its result is kept alive so it cannot be optimised away. */
 export interface TimedTask {
@@ -91,11 +91,20 @@ export function medianOf(samples: RoundSamples, name: string): number {
   return median(values);
 }
 
-/** The median over rounds of `numerator / denominator`, each pair measured in the same round. */
-export function pairedRatio(samples: RoundSamples, numerator: string, denominator: string): number {
+/** A ratio measured round by round: the median, and the quartiles that show how much it moved. */
+export interface RatioSpread {
+  median: number;
+  p25: number;
+  p75: number;
+}
+
+/** `numerator / denominator` over the rounds, each pair measured in the same round. */
+export function pairedRatio(samples: RoundSamples, numerator: string, denominator: string): RatioSpread {
   const top = samples.get(numerator);
   const bottom = samples.get(denominator);
-  if (top === undefined || bottom === undefined)
+  if (top === undefined || bottom === undefined) {
     throw new Error(`no samples for "${numerator}" or "${denominator}"`);
-  return median(top.map((value, round) => value / bottom[round]!));
+  }
+  const ratios = top.map((value, round) => value / bottom[round]!);
+  return { median: median(ratios), p25: percentile(ratios, 25), p75: percentile(ratios, 75) };
 }

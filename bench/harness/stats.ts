@@ -47,6 +47,11 @@ export function formatRatio(ratio: number): string {
   return Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : 'n/a';
 }
 
+/** A ratio with its interquartile range over rounds: `1.23× (1.10–1.31)`. */
+export function formatSpread(spread: { median: number; p25: number; p75: number }): string {
+  return `${formatRatio(spread.median)} (${spread.p25.toFixed(2)}–${spread.p75.toFixed(2)})`;
+}
+
 /** A byte count as `812 B`, `3.4 KiB`, `1.02 MiB`. */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return 'n/a';

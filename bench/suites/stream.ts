@@ -21,7 +21,7 @@ import { validateStreamEvent } from '../../src/protocol/validate-messages.js';
 import { StreamTranslator } from '../../src/translate/translate-stream.js';
 import type { ChatCompletionChunk } from '../../src/protocol/chat-completions.js';
 import { medianOf, pairedRatio, timeInRounds, type RoundOptions, type TimedTask } from '../harness/rounds.js';
-import { formatBytes, formatDuration, formatRatio, round, verdict } from '../harness/stats.js';
+import { formatBytes, formatDuration, formatRatio, formatSpread, round, verdict } from '../harness/stats.js';
 import type { Table } from '../harness/table.js';
 import { STREAM_SHAPES, chunkStream, type ChunkStream, type StreamShape } from '../inputs/chunk-streams.js';
 
@@ -46,8 +46,12 @@ export interface ScalingRow {
   shape: StreamShape;
   from: number;
   to: number;
-  /** time(to) / time(from), whole streams, translation path. */
+  /** time(to) / time(from), whole streams, translation path: median of the per-round ratios. */
   translationScaling: number;
+  /** Quartiles of the per-round ratios. */
+  translationScalingP25: number;
+  translationScalingP75: number;
+  /** The same ratio for the floor: how much of the growth the machine itself adds. */
   floorScaling: number;
   target: number;
   met: boolean;
@@ -160,7 +164,10 @@ export function runStream(sizes: readonly number[], options: RoundOptions): Stre
         translationMsPerStream: round(translationMs),
         floorNsPerChunk: round((floorMs * 1e6) / stream.chunks.length),
         translationNsPerChunk: round((translationMs * 1e6) / stream.chunks.length),
-        ratio: round(pairedRatio(samples, `translation ${shape} ${deltas}`, `floor ${shape} ${deltas}`), 3),
+        ratio: round(
+          pairedRatio(samples, `translation ${shape} ${deltas}`, `floor ${shape} ${deltas}`).median,
+          3,
+        ),
       };
       if (deltas === middle) {
         row.validatedNsPerChunk = round(
@@ -177,17 +184,19 @@ export function runStream(sizes: readonly number[], options: RoundOptions): Stre
         `translation ${shape} ${to}`,
         `translation ${shape} ${from}`,
       );
-      const floorScaling = pairedRatio(samples, `floor ${shape} ${to}`, `floor ${shape} ${from}`);
+      const floorScaling = pairedRatio(samples, `floor ${shape} ${to}`, `floor ${shape} ${from}`).median;
       // The target is stated for 10× the deltas; scale it if the sizes step differently.
       const target = (SCALING_TARGET * to) / (10 * from);
       scaling.push({
         shape,
         from,
         to,
-        translationScaling: round(translationScaling, 3),
+        translationScaling: round(translationScaling.median, 3),
+        translationScalingP25: round(translationScaling.p25, 3),
+        translationScalingP75: round(translationScaling.p75, 3),
         floorScaling: round(floorScaling, 3),
         target: round(target, 3),
-        met: translationScaling <= target,
+        met: translationScaling.median <= target,
       });
     }
   }
@@ -195,16 +204,23 @@ export function runStream(sizes: readonly number[], options: RoundOptions): Stre
   const label = (deltas: number) => (deltas >= 1000 ? `${deltas / 1000}k` : String(deltas));
   const scalingTable: Table = {
     title: 'Stream translation scaling (10× the deltas should take ≤ 11× the time)',
-    header: ['shape', 'step', 'translation time ratio', 'floor time ratio', 'target', 'verdict'],
+    header: ['shape', 'step', 'translation time ratio (IQR)', 'floor time ratio', 'target', 'verdict'],
     rows: scaling.map((row) => [
       row.shape,
       `${label(row.from)} → ${label(row.to)}`,
-      formatRatio(row.translationScaling),
+      formatSpread({
+        median: row.translationScaling,
+        p25: row.translationScalingP25,
+        p75: row.translationScalingP75,
+      }),
       formatRatio(row.floorScaling),
       `≤ ${row.target}×`,
       verdict(row.translationScaling, { max: row.target }),
     ]),
-    notes: ['Whole-stream time of the larger stream over the smaller one, median of per-round ratios.'],
+    notes: [
+      'Whole-stream time of the larger stream over the smaller one: median of the per-round ratios, with their',
+      'interquartile range. The floor ratio is the same measure for the floor: growth the machine itself adds.',
+    ],
   };
   const perChunkTable: Table = {
     title: 'Stream translation per chunk vs the floor (parse each chunk + stringify one event)',

@@ -21,7 +21,7 @@ import { translateRequest } from '../../src/translate/translate-request.js';
 import { translateResponse } from '../../src/translate/translate-response.js';
 import type { ToolNameMap } from '../../src/translate/tool-name-codec.js';
 import { medianOf, pairedRatio, timeInRounds, type RoundOptions, type TimedTask } from '../harness/rounds.js';
-import { formatBytes, formatDuration, formatRatio, round, verdict } from '../harness/stats.js';
+import { formatBytes, formatDuration, formatSpread, round, verdict } from '../harness/stats.js';
 import type { Table } from '../harness/table.js';
 import { completion } from '../inputs/completions.js';
 import { CONVERSATION_SIZES, conversation, type ConversationSize } from '../inputs/conversations.js';
@@ -35,7 +35,11 @@ export interface TranslationRow {
   bytes: number;
   floorMs: number;
   translationMs: number;
+  /** Median of the per-round ratios translation / floor. */
   ratio: number;
+  /** Quartiles of the per-round ratios. */
+  ratioP25: number;
+  ratioP75: number;
   target: number | null;
   met: boolean | null;
 }
@@ -128,7 +132,8 @@ export function runTranslation(options: RoundOptions): TranslationResult {
     const floorPath = path === 'response' ? 'response' : 'request';
     for (const size of CONVERSATION_SIZES) {
       const { requestBytes, responseBytes } = inputs.get(size)!;
-      const ratio = pairedRatio(samples, `${path} translation ${size}`, `${floorPath} floor ${size}`);
+      const spread = pairedRatio(samples, `${path} translation ${size}`, `${floorPath} floor ${size}`);
+      const ratio = spread.median;
       const hasTarget = path !== 'request+pairing';
       rows.push({
         path,
@@ -137,6 +142,8 @@ export function runTranslation(options: RoundOptions): TranslationResult {
         floorMs: round(medianOf(samples, `${floorPath} floor ${size}`)),
         translationMs: round(medianOf(samples, `${path} translation ${size}`)),
         ratio: round(ratio, 3),
+        ratioP25: round(spread.p25, 3),
+        ratioP75: round(spread.p75, 3),
         target: hasTarget ? TRANSLATION_TARGET : null,
         met: hasTarget ? ratio <= TRANSLATION_TARGET : null,
       });
@@ -150,7 +157,7 @@ export function runTranslation(options: RoundOptions): TranslationResult {
       'body',
       'floor (median)',
       'translation (median)',
-      'ratio',
+      'ratio (IQR)',
       `target ≤ ${TRANSLATION_TARGET}×`,
     ],
     rows: rows.map((row) => [
@@ -159,13 +166,14 @@ export function runTranslation(options: RoundOptions): TranslationResult {
       formatBytes(row.bytes),
       formatDuration(row.floorMs),
       formatDuration(row.translationMs),
-      formatRatio(row.ratio),
+      formatSpread({ median: row.ratio, p25: row.ratioP25, p75: row.ratioP75 }),
       row.target === null ? '(info)' : verdict(row.ratio, { max: row.target }),
     ]),
     notes: [
       'request = JSON.parse → validateMessagesRequest → translateRequest → JSON.stringify;',
       'request+pairing adds checkPairing (the transport runs it too); response = JSON.parse →',
-      'validateChatCompletionResponse → translateResponse → JSON.stringify. Ratio: median of per-round ratios.',
+      'validateChatCompletionResponse → translateResponse → JSON.stringify. Ratio: median of the per-round ratios,',
+      'with their interquartile range; times: median over rounds of the mean time per call.',
     ],
   };
   return { rows, table };

@@ -235,7 +235,7 @@ function fixFor(error: unknown, transport: ModelTransport): string {
   switch (error.code) {
     case 'MODEL_EAUTH':
       return transport.provider === 'none'
-        ? 'set ANTHROPIC_API_KEY, or TPX_OAUTH_TOKEN (or TPX_OAUTH_TOKEN_FILE) with TPX_BASE_URL'
+        ? 'set ANTHROPIC_API_KEY, or TPX_OAUTH_TOKEN (or TPX_OAUTH_TOKEN_FILE / TPX_OAUTH_TOKEN_COMMAND) with TPX_BASE_URL'
         : 'the endpoint refused the credentials: check the key or token, and that it has not expired';
     case 'MODEL_ETRANSPORT':
     case 'MODEL_ETIMEOUT':

@@ -242,7 +242,16 @@ export function createTpxProvider(config: TpxConfig): Provider {
         generateId: config.generateId,
       });
       const normalize = createChunkNormalizer(dialect);
-      yield* translator.start();
+      // message_start waits for the first valid upstream chunk: an upstream whose very first chunk is an
+      // error then fails the attempt before anything reached the caller, so it can still be retried, or
+      // answered by the proxy with a proper HTTP status. A pass-through waits for that chunk too.
+      let pendingStart: MessageStreamEvent[] | undefined = translator.start();
+      const withStart = (events: MessageStreamEvent[]): MessageStreamEvent[] => {
+        if (pendingStart === undefined) return events;
+        const all = events.length === 0 ? pendingStart : [...pendingStart, ...events];
+        pendingStart = undefined;
+        return all;
+      };
       for await (const sse of readSse(response, context)) {
         const data = sse.data.trim();
         if (sse.event === 'error') {
@@ -252,15 +261,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
         }
         if (data === '') continue;
         if (data === '[DONE]') {
-          yield* translator.finish(true);
+          yield* withStart(translator.finish(true));
           return;
         }
         const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
         if (!validated.ok) throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
         const chunk: ChatCompletionChunk = normalize(validated.value);
-        yield* translator.push(chunk);
+        yield* withStart(translator.push(chunk));
       }
-      yield* translator.finish(false);
+      yield* withStart(translator.finish(false));
     },
 
     async countTokens(request): Promise<TokenCount> {

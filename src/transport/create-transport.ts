@@ -16,6 +16,7 @@ import { createDispatcherPool, type AttemptContext } from '../providers/http-exc
 import { noneProvider } from '../providers/none.js';
 import type { Provider, ReportResponse } from '../providers/provider.js';
 import { createTpxProvider } from '../providers/tpx.js';
+import { redactValues, withRedactedErrors } from './redact-errors.js';
 import { retryDelayMs } from './retry-delay.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
@@ -178,19 +179,26 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   let provider: Provider;
   switch (config.provider) {
-    case 'anthropic':
-      provider = createAnthropicProvider(config.anthropic!);
+    // Upstreams echo credentials in their error text: no error leaves a provider with one in it.
+    case 'anthropic': {
+      const anthropic = config.anthropic!;
+      provider = withRedactedErrors(createAnthropicProvider(anthropic), redactValues([anthropic.apiKey]));
       break;
+    }
     case 'tpx': {
       const tpx = config.tpx!;
-      provider = createTpxProvider({
-        tokens: createTokenSource(tpx.tokenSpec),
-        baseUrl: tpx.baseUrl,
-        model: tpx.model,
-        generateId,
-        dialect: DIALECTS[tpx.dialect],
-        azureApiVersion: tpx.azureApiVersion,
-      });
+      const tokens = createTokenSource(tpx.tokenSpec);
+      provider = withRedactedErrors(
+        createTpxProvider({
+          tokens,
+          baseUrl: tpx.baseUrl,
+          model: tpx.model,
+          generateId,
+          dialect: DIALECTS[tpx.dialect],
+          azureApiVersion: tpx.azureApiVersion,
+        }),
+        (text) => tokens.redact(text),
+      );
       break;
     }
     case 'none':

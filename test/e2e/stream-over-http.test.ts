@@ -133,6 +133,34 @@ describe('recorded upstream streams replayed over real HTTP', () => {
       }
     },
   );
+
+  it('fails before any event when the first upstream chunk is an error, so the exchange can still be retried', async () => {
+    const overloaded = { error: { message: 'server is overloaded, slow down', code: 503 } };
+    upstream.push(step.sse(openAiSse([overloaded], { done: false })));
+    const failed = await collect(transport.stream(request));
+    expect(failed.events).toEqual([]);
+    expect(failed.error?.code).toBe('MODEL_EHTTP');
+    expect(failed.error?.body.error.type).toBe('overloaded_error');
+
+    const retrying = createTransport({
+      env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL: `${upstream.url}/v1` },
+      maxRetries: 1,
+      sleep: async () => {},
+    });
+    try {
+      const before = upstream.requests.length;
+      upstream.push(
+        step.sse(openAiSse([overloaded], { done: false })),
+        step.sse(openAiSse([chunk({ role: 'assistant', content: 'fine now' }), chunk({}, 'stop')])),
+      );
+      const retried = await collect(retrying.stream(request));
+      expect(retried.error).toBeUndefined();
+      expect(upstream.requests.length - before).toBe(2);
+      expect(accumulateStream(retried.events).content).toEqual([{ type: 'text', text: 'fine now' }]);
+    } finally {
+      await retrying.close();
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------

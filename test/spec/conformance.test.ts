@@ -4,11 +4,13 @@
  * modes (`send` and `stream`). See `replay.ts` for what each step does and what is compared.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeToolId } from '../../src/index.js';
 import { behaviours } from './explore.js';
 import { CFG_CONSTANTS, LARGER_CONSTANTS, type Step } from './model.js';
 import {
   FAILURE_KINDS,
   formatViolations,
+  providerToolId,
   replayBehaviours,
   startReplayServers,
   type ReplayMode,
@@ -72,6 +74,16 @@ describe('trace conformance of the seed model against the real transport', () =>
       const boots = new Set(list.map((behaviour) => JSON.stringify(behaviour[0]!.param)));
       expect(boots.size).toBe(4);
     }
+  });
+
+  it('writes provider ids of every kind the codec meets, distinct within a behaviour', () => {
+    const ids = [0, 1, 2, 3].flatMap((turn) => [1, 2, 3].map((n) => providerToolId('tpx', n, turn)));
+    expect(new Set(ids).size).toBe(ids.length);
+    const encoded = ids.filter((id) => encodeToolId(id, 1, () => 'unused') !== id);
+    // Three styles in four need the codec: ':' and '.', ' ' and '/', more than 200 characters.
+    expect(encoded).toHaveLength(9);
+    expect(ids.some((id) => id.length > 200)).toBe(true);
+    expect(ids.filter((id) => /^call_\d+Qx7$/.test(id))).toHaveLength(3);
   });
 
   for (const mode of MODES) {

@@ -19,7 +19,7 @@
  * | `NoProvider`           | `session.send` / `session.stream` without credentials                                 |
  *
  * `CallerSend`, `ProviderReply` / `ProviderFail` and `Deliver` are one real call: the replay looks ahead
- * in the behaviour to script the server's answer before making it.
+ * in the behaviour to script the server's answer (`replay-upstream.ts`) before making it.
  *
  * What is compared, per step, with the model's state after that step:
  *
@@ -57,15 +57,12 @@ import {
   type MessageStreamEvent,
   type ModelTransport,
   type Session,
-  type ToolParam,
   type TransportErrorCode,
 } from '../../src/index.js';
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { assertValidChatCompletionRequest } from '../helpers/chat-schema.js';
 import {
-  anthropicSse,
-  openAiSse,
   startScriptedServer,
   step as serverStep,
   type RecordedRequest,
@@ -73,15 +70,21 @@ import {
   type Step as ServerStep,
 } from '../helpers/scripted-server.js';
 import { showState, type Provider, type State, type Step } from './model.js';
+import {
+  FAILURE_KINDS,
+  failureStep,
+  providerToolId,
+  replyStep,
+  TOOL,
+  type FailureKind,
+  type ReplayMode,
+  type ServerName,
+} from './replay-upstream.js';
+
+export { FAILURE_KINDS, providerToolId, type FailureKind, type ReplayMode, type ServerName };
 
 // ---------------------------------------------------------------------------------------------------
 // Public shapes
-
-export type ReplayMode = 'send' | 'stream';
-
-/** The ways the scripted provider fails an exchange, used in rotation. */
-export const FAILURE_KINDS = ['reset', 'timeout', '5xx', 'malformed'] as const;
-export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /** The error each failure must end in. */
 export const EXPECTED_ERROR: Readonly<Record<FailureKind, TransportErrorCode>> = {
@@ -157,8 +160,6 @@ export interface ReplayServers {
   close(): Promise<void>;
 }
 
-export type ServerName = 'tpx' | 'anthropic';
-
 export interface Route {
   answer(record: RecordedRequest, server: ServerName): ServerStep;
 }
@@ -207,12 +208,6 @@ function transportDeadlines(exchangeDeadlineMs: number) {
 }
 const CLOSE_DEADLINE_MS = 1_000;
 
-const TOOL: ToolParam = {
-  name: 'lookup',
-  description: 'Looks a word up in the dictionary.',
-  input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
-};
-
 const MODEL_PROVIDER: Readonly<Record<string, Provider>> = {
   anthropic: 'ANTHROPIC',
   tpx: 'TPX',
@@ -235,26 +230,6 @@ const VARIABLE_PROPERTY: Readonly<Record<keyof State, ConformanceProperty>> = {
 };
 
 const VALID_TOOL_ID = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The id a provider writes for model id number `n` (1-based) emitted in turn `turn`: four styles in
- * rotation, three of which the codec must encode — a Kimi-style `functions.lookup:0`, an id with a space
- * and a slash, one longer than 200 characters — and a plain `call_…` it passes through. Unique per
- * behaviour, so a provider id names one model id.
- */
-export function providerToolId(server: ServerName, n: number, turn: number): string {
-  if (server === 'anthropic') return `toolu_01Rp${turn}${n}XgKq7vLw2N`;
-  switch ((n - 1 + turn) % 4) {
-    case 0:
-      return `functions.lookup:${turn}${n}`;
-    case 1:
-      return `call ${turn}${n}/abc`;
-    case 2:
-      return `call_${turn}${n}_${'x'.repeat(240)}`;
-    default:
-      return `call_${turn}${n}Qx7`;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Servers
@@ -989,185 +964,6 @@ class BehaviourReplay {
         })
         .join('\n'),
     });
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Scripted answers
-
-interface Call {
-  id: string;
-  input: Record<string, unknown>;
-}
-
-function replyStep(server: ServerName, mode: ReplayMode, calls: readonly Call[], tag: string): ServerStep {
-  const text = calls.length > 0 ? 'Let me look that up.' : 'It means what it says.';
-  if (server === 'tpx') {
-    const base = {
-      id: `chatcmpl-${tag}`,
-      object: 'chat.completion.chunk',
-      created: 1_700_000_000,
-      model: 'replay-upstream',
-    };
-    const finishReason = calls.length > 0 ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: 31, completion_tokens: 9, total_tokens: 40 };
-    if (mode === 'send') {
-      return serverStep.json({
-        ...base,
-        object: 'chat.completion',
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: 'assistant',
-              content: text,
-              ...(calls.length > 0
-                ? {
-                    tool_calls: calls.map((call) => ({
-                      id: call.id,
-                      type: 'function',
-                      function: { name: TOOL.name, arguments: JSON.stringify(call.input) },
-                    })),
-                  }
-                : {}),
-            },
-            finish_reason: finishReason,
-            logprobs: null,
-          },
-        ],
-        usage,
-      });
-    }
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-      ...base,
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    });
-    return serverStep.sse(
-      openAiSse([
-        chunk({ role: 'assistant', content: '' }),
-        chunk({ content: text }),
-        ...calls.flatMap((call, index) => {
-          const json = JSON.stringify(call.input);
-          return [
-            chunk({
-              tool_calls: [
-                { index, id: call.id, type: 'function', function: { name: TOOL.name, arguments: '' } },
-              ],
-            }),
-            chunk({ tool_calls: [{ index, function: { arguments: json.slice(0, 5) } }] }),
-            chunk({ tool_calls: [{ index, function: { arguments: json.slice(5) } }] }),
-          ];
-        }),
-        chunk({}, finishReason),
-        { ...base, choices: [], usage },
-      ]),
-    );
-  }
-  const stopReason = calls.length > 0 ? 'tool_use' : 'end_turn';
-  if (mode === 'send') {
-    return serverStep.json({
-      id: `msg_01${tag}`,
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-replay',
-      content: [
-        { type: 'text', text },
-        ...calls.map((call) => ({ type: 'tool_use', id: call.id, name: TOOL.name, input: call.input })),
-      ],
-      stop_reason: stopReason,
-      stop_sequence: null,
-      usage: { input_tokens: 31, output_tokens: 9 },
-    });
-  }
-  const events: { type: string; [key: string]: unknown }[] = [
-    {
-      type: 'message_start',
-      message: {
-        id: `msg_01${tag}`,
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-replay',
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 31, output_tokens: 0 },
-      },
-    },
-    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
-    { type: 'content_block_stop', index: 0 },
-    ...calls.flatMap((call, position) => {
-      const index = position + 1;
-      const json = JSON.stringify(call.input);
-      return [
-        {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'tool_use', id: call.id, name: TOOL.name, input: {} },
-        },
-        {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'input_json_delta', partial_json: json.slice(0, 5) },
-        },
-        {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'input_json_delta', partial_json: json.slice(5) },
-        },
-        { type: 'content_block_stop', index },
-      ];
-    }),
-    {
-      type: 'message_delta',
-      delta: { stop_reason: stopReason, stop_sequence: null },
-      usage: { output_tokens: 9 },
-    },
-    { type: 'message_stop' },
-  ];
-  return serverStep.sse(anthropicSse(events));
-}
-
-function failureStep(failure: FailureKind, server: ServerName, mode: ReplayMode): ServerStep {
-  switch (failure) {
-    case 'reset':
-      return serverStep.reset('before-headers');
-    case 'timeout':
-      return serverStep.noHeaders();
-    case '5xx':
-      return server === 'tpx'
-        ? serverStep.json(
-            {
-              error: {
-                message: 'The server had an error while processing your request.',
-                type: 'server_error',
-                param: null,
-                code: null,
-              },
-            },
-            { status: 503 },
-          )
-        : serverStep.json(
-            { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
-            { status: 503 },
-          );
-    case 'malformed':
-      if (mode === 'send') {
-        return serverStep.text(
-          200,
-          server === 'tpx'
-            ? '{"id":"chatcmpl-broken","choices":[{"index":0,'
-            : '{"id":"msg_broken","type":"mess',
-          {
-            'content-type': 'application/json',
-          },
-        );
-      }
-      return serverStep.sse([
-        server === 'tpx'
-          ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"index\n\n'
-          : 'event: message_start\ndata: {"type":"message_start","message":{"id":\n\n',
-      ]);
   }
 }
 
