@@ -1,6 +1,9 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof` writes `*.cpuprofile`): the functions with the most
- * self time, and the files with the most self time, so a hot spot can be named as `file:function`.
+ * self time (named `file:function`), and the self time by area (a layer of this library, a package,
+ * Node's own JavaScript, or a native frame such as the garbage collector or a `writev` system call), as
+ * shares of the time the thread was busy (idle time left out). `JSON.parse` and `JSON.stringify` do
+ * not appear on their own: V8 counts them as self time of their caller.
  *
  * Run: `npx tsx bench/profile/summarise-profile.ts <file.cpuprofile>… [top=25]`.
  *
@@ -39,10 +42,26 @@ const paths = args.filter((arg) => arg.endsWith('.cpuprofile'));
 const top = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 25);
 if (paths.length === 0) throw new Error('usage: summarise-profile.ts <file.cpuprofile>… [top]');
 
-function print(title: string, entries: Map<string, number>, totalUs: number): void {
-  process.stdout.write(`\n${title} (of ${(totalUs / 1000).toFixed(0)} ms sampled)\n`);
+/**
+ * The area a frame belongs to: a layer of this library (`src/server`), a package (`undici`), Node's own
+ * JavaScript (`node internals`), or for native frames the frame itself (`(garbage collector)`, `writev`).
+ */
+function areaOf(file: string, functionName: string): string {
+  if (file === '(native)') return `native: ${functionName || '(anonymous)'}`;
+  if (file.startsWith('node:')) return 'node internals (JavaScript)';
+  const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+  if (inPackage !== null) return `package: ${inPackage[1]}`;
+  const inRepo = /^(src|bench|test)\/([^/]+)\//.exec(file);
+  return inRepo === null ? file : `${inRepo[1]}/${inRepo[2]}`;
+}
+
+/** Native frames that are not work: the process waiting, or the profiler's own bookkeeping. */
+const NOT_WORK = new Set(['(idle)']);
+
+function print(title: string, entries: Map<string, number>, busyUs: number): void {
+  process.stdout.write(`\n${title} (share of ${(busyUs / 1000).toFixed(0)} ms busy)\n`);
   for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    const share = ((100 * us) / totalUs).toFixed(1).padStart(5);
+    const share = ((100 * us) / busyUs).toFixed(1).padStart(5);
     process.stdout.write(`${share}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
   }
 }
@@ -52,20 +71,26 @@ for (const path of paths) {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfByFunction = new Map<string, number>();
-  const selfByFile = new Map<string, number>();
+  const selfByArea = new Map<string, number>();
   let totalUs = 0;
+  let busyUs = 0;
   profile.samples.forEach((id, index) => {
     const delta = profile.timeDeltas[index] ?? 0;
     const node = byId.get(id);
     if (node === undefined) return;
     totalUs += delta;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url } = node.callFrame;
+    if (url === '' && NOT_WORK.has(functionName)) return;
+    busyUs += delta;
     const file = shortName(url);
-    const name = `${file}:${functionName || '(anonymous)'}${url === '' ? '' : `:${lineNumber + 1}`}`;
+    const name = `${file}:${functionName || '(anonymous)'}`;
     selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + delta);
-    selfByFile.set(file, (selfByFile.get(file) ?? 0) + delta);
+    const area = areaOf(file, functionName);
+    selfByArea.set(area, (selfByArea.get(area) ?? 0) + delta);
   });
-  process.stdout.write(`\n== ${path}\n`);
-  print('Self time by function', selfByFunction, totalUs);
-  print('Self time by file', selfByFile, totalUs);
+  process.stdout.write(
+    `\n== ${path}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms busy\n`,
+  );
+  print('Self time by function', selfByFunction, busyUs);
+  print('Self time by area', selfByArea, busyUs);
 }
