@@ -1,7 +1,7 @@
 /**
  * Child processes for the benchmarks: `tpx serve`, `tpx mock-model` and the bench's own servers, each
- * run from source through tsx (so no build is needed), each on a free loopback port that it announces
- * with a `… listening on http://…` line. Every child started here is remembered and ended by its own pid
+ * run with plain `node` from a throw-away build of the sources (`build.ts`), each on a free loopback
+ * port that it announces with a `… listening on http://…` line. Every child started here is remembered and ended by its own pid
  * when the run ends, even on failure.
  *
  * @module
@@ -9,10 +9,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { buildForChildren } from './build.js';
+import { REPO_ROOT } from './paths.js';
 
-/** The repository root (the benchmark children run from there, so that `--import tsx` resolves). */
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { REPO_ROOT };
 
 /** A running child server. */
 export interface ChildServer {
@@ -28,7 +29,7 @@ export interface ChildServer {
 }
 
 export interface SpawnOptions {
-  /** Script path relative to the repository root, e.g. `src/cli.ts`. */
+  /** Script path relative to the repository root, e.g. `src/cli.ts`; it runs from the build (`build.ts`). */
   script: string;
   args?: string[];
   /** The child's whole environment. */
@@ -66,6 +67,11 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string |
   return { ...env, ...extra };
 }
 
+/** The built JavaScript file for a source file of the repository, e.g. `src/cli.ts`. */
+export function builtScript(script: string): string {
+  return join(buildForChildren(), script.replace(/\.ts$/, '.js'));
+}
+
 /** Reads a process's resident set size from `/proc/<pid>/status`, in bytes. */
 export function rssOf(pid: number): number {
   try {
@@ -86,8 +92,12 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
   const stdout = options.discardStdout === true ? openSync('/dev/null', 'w') : 'pipe';
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), '--import', 'tsx', options.script, ...(options.args ?? [])],
-    { cwd: REPO_ROOT, env: options.env, stdio: ['ignore', stdout, 'pipe'] },
+    [...(options.nodeFlags ?? []), builtScript(options.script), ...(options.args ?? [])],
+    {
+      cwd: REPO_ROOT,
+      env: options.env,
+      stdio: ['ignore', stdout, 'pipe'],
+    },
   );
   if (typeof stdout === 'number') closeSync(stdout); // the child holds its own copy
   running.add(child);

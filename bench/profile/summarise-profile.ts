@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REPO_ROOT } from '../harness/children.js';
+import { REPO_ROOT } from '../harness/paths.js';
 
 interface ProfileNode {
   id: number;

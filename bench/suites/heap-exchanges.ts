@@ -5,7 +5,8 @@
  * repeated garbage collection: after the warm-up, after the sends, after the streams. A heap that
  * grows with the number of exchanges is a leak; one that stays put is not.
  *
- * Run: `node --expose-gc --import tsx bench/suites/heap-exchanges.ts <mock url> <sends> <streams>`;
+ * Run: `node --expose-gc --import tsx bench/suites/heap-exchanges.ts <mock url> <sends> <streams>` (the
+ * memory suite runs the built copy, see `harness/build.ts`);
  * prints one JSON line with the results.
  *
  * @module

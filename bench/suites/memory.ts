@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, request, type Dispatcher } from 'undici';
-import { cleanEnv, REPO_ROOT, spawnServer, type ChildServer } from '../harness/children.js';
+import { builtScript, cleanEnv, REPO_ROOT, spawnServer, type ChildServer } from '../harness/children.js';
 import { formatBytes, median, round, verdict } from '../harness/stats.js';
 import type { Table } from '../harness/table.js';
 import { shortPrompt } from '../inputs/conversations.js';
@@ -254,9 +254,7 @@ async function heapExchanges(options: MemoryOptions): Promise<HeapRow[]> {
       process.execPath,
       [
         '--expose-gc',
-        '--import',
-        'tsx',
-        'bench/suites/heap-exchanges.ts',
+        builtScript('bench/suites/heap-exchanges.ts'),
         mock.url,
         String(options.sends),
         String(options.streamExchanges),

@@ -114,7 +114,8 @@ function parseJson(text: string, what: string): unknown {
 
 /** The `{type, message}` of a Messages error body, or `undefined` when `payload` is not one. */
 function readErrorBody(payload: unknown): { type: string; message: string } | undefined {
-  if (typeof payload !== 'object' || payload === null || (payload as { type?: unknown }).type !== 'error') return undefined;
+  if (typeof payload !== 'object' || payload === null || (payload as { type?: unknown }).type !== 'error')
+    return undefined;
   const error = (payload as { error?: unknown }).error;
   if (typeof error !== 'object' || error === null) return undefined;
   const { type, message } = error as { type?: unknown; message?: unknown };
@@ -126,9 +127,13 @@ function readErrorBody(payload: unknown): { type: string; message: string } | un
  * The error for an error object inside a 200 answer (an `event: error`, or a JSON error body): the status
  * its type stands for, retryable as that status would be.
  */
-function errorInAnswer(error: { type: string; message: string }, where: 'response' | 'stream'): TransportError {
+function errorInAnswer(
+  error: { type: string; message: string },
+  where: 'response' | 'stream',
+): TransportError {
   const status = statusForErrorType(error.type);
-  const what = where === 'stream' ? 'the anthropic stream failed' : 'the anthropic endpoint answered 200 with an error';
+  const what =
+    where === 'stream' ? 'the anthropic stream failed' : 'the anthropic endpoint answered 200 with an error';
   return new TransportError('MODEL_EHTTP', `${what}: ${error.type}: ${error.message}`, {
     provider: 'anthropic',
     status,

@@ -95,7 +95,9 @@ export async function* bodyChunks(response: HttpResponse, context: AttemptContex
   const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   for (;;) {
     const timer =
-      idleMs > 0 ? setTimeout(() => response.body.destroy(deadlineError('idle', context)), idleMs) : undefined;
+      idleMs > 0
+        ? setTimeout(() => response.body.destroy(deadlineError('idle', context)), idleMs)
+        : undefined;
     let next: IteratorResult<Buffer>;
     try {
       next = await iterator.next();
@@ -160,7 +162,11 @@ function deadlineError(
       : deadline === 'first-byte'
         ? `the ${provider} endpoint sent no response headers within ${deadlines.firstByteTimeoutMs} ms (first-byte deadline)`
         : `the ${provider} endpoint went silent for ${deadlines.idleTimeoutMs} ms mid-response (idle deadline)`;
-  return new TransportError('MODEL_ETIMEOUT', message, cause === undefined ? { provider, deadline } : { provider, deadline, cause });
+  return new TransportError(
+    'MODEL_ETIMEOUT',
+    message,
+    cause === undefined ? { provider, deadline } : { provider, deadline, cause },
+  );
 }
 
 /** Maps undici, socket and abort failures to the right `MODEL_*` code. */
@@ -246,7 +252,7 @@ export function createDispatcherPool(): {
           keepAliveTimeout: 4_000,
           connections: 128,
           pipelining: 1,
-        } as Agent.Options);
+        });
         agents.set(connectTimeoutMs, agent);
       }
       return agent;

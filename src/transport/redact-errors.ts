@@ -22,7 +22,8 @@ export function redactValues(values: readonly string[]): Redact {
   const secrets = values.filter((value) => value.length >= MIN_SECRET_LENGTH);
   return (text) => {
     let result = text;
-    for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join('[redacted]');
+    for (const secret of secrets)
+      if (result.includes(secret)) result = result.split(secret).join('[redacted]');
     return result;
   };
 }
@@ -68,16 +69,17 @@ export function withRedactedErrors(provider: Provider, redact: Redact): Provider
       }
     },
   };
-  const { countTokens, listModels } = provider;
+  const countTokens = provider.countTokens?.bind(provider);
   if (countTokens !== undefined) {
     redacted.countTokens = (...args) =>
-      countTokens.apply(provider, args).catch((error: unknown) => {
+      countTokens(...args).catch((error: unknown) => {
         throw redactError(error, redact);
       });
   }
+  const listModels = provider.listModels?.bind(provider);
   if (listModels !== undefined) {
     redacted.listModels = (...args) =>
-      listModels.apply(provider, args).catch((error: unknown) => {
+      listModels(...args).catch((error: unknown) => {
         throw redactError(error, redact);
       });
   }

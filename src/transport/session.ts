@@ -74,6 +74,19 @@ export function createSession(transport: ModelTransport): Session {
     busy = false;
   }
 
+  /**
+   * A request refused before anything was sent (`MODEL_EINVAL`, `MODEL_EPAIRING`) is not an exchange:
+   * the ledger is left as it was, so the caller can correct the request and answer the same tool calls
+   * (the extended spec's `CallerMispair`). Any other failure ends the turn and drops the obligations.
+   */
+  function settleFailure(error: unknown): void {
+    if (isTransportError(error) && (error.code === 'MODEL_EINVAL' || error.code === 'MODEL_EPAIRING')) {
+      busy = false;
+      return;
+    }
+    fail();
+  }
+
   function fail(): void {
     pending = [];
     lastOutcome = 'err';
@@ -98,7 +111,7 @@ export function createSession(transport: ModelTransport): Session {
         succeed(message.content);
         return message;
       } catch (error) {
-        fail();
+        settleFailure(error);
         throw error;
       }
     },
@@ -118,7 +131,7 @@ export function createSession(transport: ModelTransport): Session {
           if (!finished) throw new TransportError('MODEL_EPROTO', 'the stream ended before message_stop');
           succeed(toolIds);
         } catch (error) {
-          fail();
+          settleFailure(error);
           throw isTransportError(error)
             ? error
             : new TransportError('MODEL_EPROTO', String(error), { cause: error });

@@ -35,7 +35,10 @@ export function faultRequest(model = 'claude-test') {
 // Anthropic Messages
 
 /** A complete message whose content is `blocks` (one text block by default). */
-export function anthropicMessage(blocks: readonly unknown[] = [{ type: 'text', text: ANSWER_TEXT }], stopReason = 'end_turn') {
+export function anthropicMessage(
+  blocks: readonly unknown[] = [{ type: 'text', text: ANSWER_TEXT }],
+  stopReason = 'end_turn',
+) {
   return {
     id: 'msg_01Fault',
     type: 'message',
@@ -49,7 +52,11 @@ export function anthropicMessage(blocks: readonly unknown[] = [{ type: 'text', t
 }
 
 /** A tool_use block. `id` or `name` may be `undefined` to leave the field out. */
-export function anthropicToolUse(id: string | undefined, name: string | undefined, input: unknown = { city: 'Paris' }) {
+export function anthropicToolUse(
+  id: string | undefined,
+  name: string | undefined,
+  input: unknown = { city: 'Paris' },
+) {
   const block: Record<string, unknown> = { type: 'tool_use' };
   if (id !== undefined) block['id'] = id;
   if (name !== undefined) block['name'] = name;
@@ -95,7 +102,11 @@ export function anthropicToolBlock(
 /** `message_delta` and `message_stop`. */
 export function anthropicEnd(stopReason = 'end_turn') {
   return [
-    { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 3 } },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: 3 },
+    },
     { type: 'message_stop' },
   ];
 }
@@ -167,9 +178,12 @@ export function openAiTextChunks(parts: readonly string[] = ['Hi', ' there']) {
 }
 
 /** A tool call as it appears in a streaming delta. Any field may be `undefined` to leave it out. */
-export function openAiToolCallDelta(
-  fields: { index?: number; id?: string; name?: string; arguments?: string },
-): Record<string, unknown> {
+export function openAiToolCallDelta(fields: {
+  index?: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}): Record<string, unknown> {
   const call: Record<string, unknown> = {};
   if (fields.index !== undefined) call['index'] = fields.index;
   if (fields.id !== undefined) {

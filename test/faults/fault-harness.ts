@@ -30,7 +30,13 @@ import {
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { startScriptedServer, step, type RecordedRequest, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
+import {
+  startScriptedServer,
+  step,
+  type RecordedRequest,
+  type ScriptedServer,
+  type Step,
+} from '../helpers/scripted-server.js';
 import { ANSWER_TEXT, faultRequest, goodBody, goodFrames, type UpstreamKind } from './fault-bodies.js';
 import {
   DEADLINE_PROFILES,
@@ -156,7 +162,22 @@ async function startCaseUpstream(provider: UpstreamKind): Promise<CaseUpstream> 
 function upstreamLog(upstream: CaseUpstream): string[] {
   return upstream
     .caseRequests()
-    .map((record) => `#${record.index} ${record.method} ${record.url}${record.aborted ? ' (client left)' : ''}`);
+    .map(
+      (record) => `#${record.index} ${record.method} ${record.url}${record.aborted ? ' (client left)' : ''}`,
+    );
+}
+
+/**
+ * The official SDK, sending through `agent` (undici's own fetch with that dispatcher), so that a test
+ * decides how connections are pooled and can close them all.
+ */
+export function sdkOverAgent(agent: Agent, options: ClientOptions): Anthropic {
+  const fetchThroughAgent = (
+    input: Parameters<typeof undiciFetch>[0],
+    init?: Parameters<typeof undiciFetch>[1],
+  ) => undiciFetch(input, { ...init, dispatcher: agent });
+  // undici's Request and Response are the platform's own, typed separately from the DOM's.
+  return new Anthropic({ ...options, fetch: fetchThroughAgent as unknown as ClientOptions['fetch'] });
 }
 
 function credentials(provider: UpstreamKind, baseUrl: string): TransportOptions {
@@ -213,6 +234,8 @@ export interface Observation {
   attempts: number | undefined;
   /** What the upstream saw of the case, for failure messages (not in the report). */
   upstreamLog?: string[];
+  /** Whether the case met its expectation; the report is written only when all did. */
+  passed?: boolean;
 }
 
 function describeThrown(error: unknown): string {
@@ -250,7 +273,8 @@ async function observeLibrary(
   // Checked outside the try: a stream the transport called complete must fold into a message.
   if (failure === undefined) return { kind: 'message', message: checkEvents(events, true)! };
   const { error } = failure;
-  if (!isTransportError(error)) return { kind: 'broken', detail: `not a TransportError: ${describeThrown(error)}` };
+  if (!isTransportError(error))
+    return { kind: 'broken', detail: `not a TransportError: ${describeThrown(error)}` };
   checkEvents(events, false);
   return {
     kind: 'error',
@@ -291,7 +315,11 @@ function sdkError(error: unknown, afterEvents: boolean): Observed {
   };
 }
 
-async function observeProxy(client: Anthropic, entry: EntryPoint, request: MessagesRequest): Promise<Observed> {
+async function observeProxy(
+  client: Anthropic,
+  entry: EntryPoint,
+  request: MessagesRequest,
+): Promise<Observed> {
   if (entry === 'send') {
     try {
       const params = { ...request, stream: false } as Anthropic.MessageCreateParamsNonStreaming;
@@ -302,7 +330,10 @@ async function observeProxy(client: Anthropic, entry: EntryPoint, request: Messa
   }
   const events: unknown[] = [];
   try {
-    const stream = await client.messages.create({ ...request, stream: true } as Anthropic.MessageCreateParamsStreaming);
+    const stream = await client.messages.create({
+      ...request,
+      stream: true,
+    } as Anthropic.MessageCreateParamsStreaming);
     for await (const event of stream) events.push(event);
   } catch (error) {
     checkEvents(events, false);
@@ -317,16 +348,24 @@ async function observeProxy(client: Anthropic, entry: EntryPoint, request: Messa
 /** The proxy outcome that follows from a library outcome. */
 function expectedAtProxy(outcome: Outcome): { status: number | undefined; afterEvents: boolean } {
   if (outcome.kind === 'message') return { status: 200, afterEvents: false };
-  return outcome.afterEvents === true ? { status: undefined, afterEvents: true } : { status: outcome.status, afterEvents: false };
+  return outcome.afterEvents === true
+    ? { status: undefined, afterEvents: true }
+    : { status: outcome.status, afterEvents: false };
 }
 
-function checkObservation(mode: FaultMode, observation: Observation, provider: UpstreamKind, sleeps: number[]): void {
+function checkObservation(
+  mode: FaultMode,
+  observation: Observation,
+  provider: UpstreamKind,
+  sleeps: number[],
+): void {
   const expected = expectedOutcome(mode, provider, observation.entry);
   const { observed } = observation;
   const label = `${mode.name} (${provider}, ${observation.entry}, ${observation.via}: ${formatObserved(observation)}; upstream saw ${JSON.stringify(observation.upstreamLog ?? [])})`;
   if (observed.kind === 'broken') expect.fail(`${label}: ${observed.detail}`);
   if (expected.kind === 'message') {
-    if (observed.kind !== 'message') expect.fail(`${label}: expected a message, got ${formatObserved(observation)}`);
+    if (observed.kind !== 'message')
+      expect.fail(`${label}: expected a message, got ${formatObserved(observation)}`);
     const validated = validateMessage(observed.message);
     expect(validated.ok, validated.ok ? '' : validated.message).toBe(true);
     if (mode.checkMessage !== undefined) mode.checkMessage(observed.message, provider);
@@ -347,12 +386,15 @@ function checkObservation(mode: FaultMode, observation: Observation, provider: U
     expect(observed.status, `${label}: HTTP status`).toBe(atProxy.status);
     expect(observed.afterEvents, `${label}: events before the error`).toBe(atProxy.afterEvents);
     if (!atProxy.afterEvents) {
-      for (const [name, value] of Object.entries(mode.passedBack ?? {})) expect(observed.headers[name], label).toBe(value);
+      for (const [name, value] of Object.entries(mode.passedBack ?? {}))
+        expect(observed.headers[name], label).toBe(value);
     }
   }
-  if (expected.attempts !== undefined) expect(observation.attempts, `${label}: attempts`).toBe(expected.attempts);
+  if (expected.attempts !== undefined)
+    expect(observation.attempts, `${label}: attempts`).toBe(expected.attempts);
   // Whatever happened upstream, the secrets of this process are not in what the caller sees.
-  for (const secret of [UPSTREAM_KEY, UPSTREAM_TOKEN, CLIENT_KEY]) expect(observed.message).not.toContain(secret);
+  for (const secret of [UPSTREAM_KEY, UPSTREAM_TOKEN, CLIENT_KEY])
+    expect(observed.message).not.toContain(secret);
   mode.checkSleeps?.(sleeps);
 }
 
@@ -360,7 +402,9 @@ function checkObservation(mode: FaultMode, observation: Observation, provider: U
 // Formatting, for the report
 
 function attemptsSuffix(observation: Observation): string {
-  return observation.attempts !== undefined && observation.attempts > 1 ? ` (${observation.attempts} attempts)` : '';
+  return observation.attempts !== undefined && observation.attempts > 1
+    ? ` (${observation.attempts} attempts)`
+    : '';
 }
 
 export function formatObserved(observation: Observation): string {
@@ -369,7 +413,8 @@ export function formatObserved(observation: Observation): string {
     case 'broken':
       return `BROKEN: ${observed.detail}`;
     case 'message': {
-      const text = via === 'library' ? 'message' : entry === 'send' ? '200 message' : '200 stream to message_stop';
+      const text =
+        via === 'library' ? 'message' : entry === 'send' ? '200 message' : '200 stream to message_stop';
       return `${text}${attemptsSuffix(observation)}`;
     }
     case 'error': {
@@ -378,7 +423,9 @@ export function formatObserved(observation: Observation): string {
       if (via === 'library') {
         text = `${observed.afterEvents ? 'events, then ' : ''}${observed.code ?? '?'} ${observed.status ?? '?'} ${observed.type}${deadline}`;
       } else {
-        text = observed.afterEvents ? `200 events, then event: error ${observed.type}` : `HTTP ${observed.status ?? '?'} ${observed.type}`;
+        text = observed.afterEvents
+          ? `200 events, then event: error ${observed.type}`
+          : `HTTP ${observed.status ?? '?'} ${observed.type}`;
       }
       return `${text}${attemptsSuffix(observation)}`;
     }
@@ -412,15 +459,7 @@ export function defineFaultSuite(provider: UpstreamKind): void {
   const agent = new Agent({ pipelining: 0 });
 
   function sdkFor(url: string): Anthropic {
-    const options: ClientOptions = {
-      baseURL: url,
-      apiKey: CLIENT_KEY,
-      maxRetries: 0,
-      timeout: 10_000,
-      fetch: ((input: string | URL | Request, init?: RequestInit) =>
-        undiciFetch(input as never, { ...(init as object), dispatcher: agent } as never)) as never,
-    };
-    return new Anthropic(options);
+    return sdkOverAgent(agent, { baseURL: url, apiKey: CLIENT_KEY, maxRetries: 0, timeout: 10_000 });
   }
 
   /** One plain Messages request to the proxy (cheaper than going through the SDK again). */
@@ -482,7 +521,9 @@ export function defineFaultSuite(provider: UpstreamKind): void {
   function beginCase(mode: FaultMode, entry: EntryPoint): void {
     const script = mode.script;
     upstream.begin((attempt) =>
-      script === undefined ? step.text(418, 'unused', { connection: 'close' }) : script({ provider, stream: entry === 'stream', attempt }),
+      script === undefined
+        ? step.text(418, 'unused', { connection: 'close' })
+        : script({ provider, stream: entry === 'stream', attempt }),
     );
   }
 
@@ -495,7 +536,12 @@ export function defineFaultSuite(provider: UpstreamKind): void {
           beginCase(mode, entry);
           const sleeps: number[] = [];
           const transport = createTransport(
-            transportOptions(provider, mode.refused === true ? refusedUrl : upstream.server.url, profile, sleeps),
+            transportOptions(
+              provider,
+              mode.refused === true ? refusedUrl : upstream.server.url,
+              profile,
+              sleeps,
+            ),
           );
           const startedAt = performance.now();
           const observed = await observeLibrary(transport, entry, faultRequest());
@@ -516,6 +562,7 @@ export function defineFaultSuite(provider: UpstreamKind): void {
           expect(elapsedMs).toBeLessThan(DEADLINE_PROFILES[profile].timeoutMs + DEADLINE_SLACK_MS);
           expect(leftOver, 'sockets or timers left after the case').toEqual([]);
           expect(unhandled).toEqual([]);
+          observation.passed = true;
         });
       }
     }
@@ -561,6 +608,7 @@ export function defineFaultSuite(provider: UpstreamKind): void {
           expect(elapsedMs).toBeLessThan(DEADLINE_PROFILES[profile].timeoutMs + DEADLINE_SLACK_MS);
           expect(leftOver, 'sockets or timers left after the case').toEqual([]);
           expect(unhandled).toEqual([]);
+          observation.passed = true;
         });
       }
     }
@@ -586,12 +634,22 @@ function saveObservations(provider: UpstreamKind, observations: readonly Observa
   if (process.env['TPX_WRITE_RELIABILITY'] !== '1') return;
   const path = partialPath(provider);
   mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, JSON.stringify(observations.map(({ upstreamLog: _log, ...kept }) => kept)));
+  const complete =
+    observations.length > 0 && observations.every((observation) => observation.passed === true);
+  // A failing run says nothing reliable: it leaves the report as it was.
+  writeFileSync(
+    path,
+    JSON.stringify(
+      complete ? observations.map(({ upstreamLog: _log, passed: _passed, ...kept }) => kept) : null,
+    ),
+  );
   const all: Observation[] = [];
   for (const other of PROVIDERS) {
     const otherPath = partialPath(other);
     if (!existsSync(otherPath)) return;
-    all.push(...(JSON.parse(readFileSync(otherPath, 'utf8')) as Observation[]));
+    const theirs = JSON.parse(readFileSync(otherPath, 'utf8')) as Observation[] | null;
+    if (theirs === null) return;
+    all.push(...theirs);
   }
   writeFileSync(REPORT_PATH, renderReport(all));
 }
@@ -619,7 +677,10 @@ function renderReport(observations: readonly Observation[]): string {
   const find = (mode: string, provider: UpstreamKind, entry: EntryPoint, via: Observation['via']) =>
     observations.find(
       (observation) =>
-        observation.mode === mode && observation.provider === provider && observation.entry === entry && observation.via === via,
+        observation.mode === mode &&
+        observation.provider === provider &&
+        observation.entry === entry &&
+        observation.via === via,
     );
   const lines: string[] = [];
   const profiles = Object.entries(DEADLINE_PROFILES)
@@ -636,7 +697,7 @@ function renderReport(observations: readonly Observation[]): string {
     '',
     `The fault suite (\`test/faults/\`) puts a scripted upstream in front of the transport and makes it misbehave in`,
     `${FAULT_MODES.length} ways. Each mode runs for both providers — \`anthropic\` (native Messages) and \`tpx\``,
-    '(OpenAI-compatible, translated) — and through four entry points: the library\'s `send` and `stream`, and',
+    "(OpenAI-compatible, translated) — and through four entry points: the library's `send` and `stream`, and",
     '`tpx serve` answering the official `@anthropic-ai/sdk` (SDK retries off) with JSON and with SSE.',
     '',
     'Every run must end within its deadline in a delivered message or the right typed error, leave no socket or',
@@ -664,11 +725,18 @@ function renderReport(observations: readonly Observation[]): string {
     { title: 'proxy, SSE', entry: 'stream', via: 'proxy' },
   ];
   const perColumn = columns.map((column) =>
-    countsByOutcome(observations.filter((observation) => observation.entry === column.entry && observation.via === column.via)),
+    countsByOutcome(
+      observations.filter(
+        (observation) => observation.entry === column.entry && observation.via === column.via,
+      ),
+    ),
   );
   const keys = [...new Set(perColumn.flatMap((counts) => [...counts.keys()]))].sort();
   const runs = columns.map(
-    (column) => observations.filter((observation) => observation.entry === column.entry && observation.via === column.via).length,
+    (column) =>
+      observations.filter(
+        (observation) => observation.entry === column.entry && observation.via === column.via,
+      ).length,
   );
   lines.push(
     `${FAULT_MODES.length} modes; ${observations.length} runs (${runs.join(' + ')} over the four entry points, both providers).`,
@@ -676,7 +744,8 @@ function renderReport(observations: readonly Observation[]): string {
     `| outcome | ${columns.map((column) => column.title).join(' | ')} |`,
     `|---|${columns.map(() => '---:').join('|')}|`,
   );
-  for (const key of keys) lines.push(`| ${key} | ${perColumn.map((counts) => counts.get(key) ?? 0).join(' | ')} |`);
+  for (const key of keys)
+    lines.push(`| ${key} | ${perColumn.map((counts) => counts.get(key) ?? 0).join(' | ')} |`);
   lines.push('', '## Modes', '', '| # | mode | what the upstream does | providers |', '|---:|---|---|---|');
   FAULT_MODES.forEach((mode, index) => {
     lines.push(

@@ -33,7 +33,13 @@ const onUnhandled = (reason: unknown) => unhandled.push(reason);
 beforeAll(async () => {
   process.on('unhandledRejection', onUnhandled);
   mock = await startMockModel({ token: MOCK_TOKEN });
-  transport = createTransport({ env: {}, tpxToken: MOCK_TOKEN, tpxBaseUrl: mock.url, maxRetries: 0, timeoutMs: 10_000 });
+  transport = createTransport({
+    env: {},
+    tpxToken: MOCK_TOKEN,
+    tpxBaseUrl: mock.url,
+    maxRetries: 0,
+    timeoutMs: 10_000,
+  });
   server = await startServer({ transport, port: 0, logger: false, maxRequestBytes: 256 * 1024 });
 });
 
@@ -109,10 +115,25 @@ async function postAndCheck(body: string | Uint8Array): Promise<'answered' | 're
 /** Content blocks, from well-formed to odd. */
 const contentBlock = fc.oneof(
   fc.record({ type: fc.constant('text'), text: fc.string() }),
-  fc.record({ type: fc.constant('image'), source: fc.record({ type: fc.constantFrom('base64', 'url'), data: fc.string() }) }),
-  fc.record({ type: fc.constant('tool_use'), id: fc.string(), name: fc.string(), input: fc.dictionary(fc.string(), fc.jsonValue()) }),
-  fc.record({ type: fc.constant('tool_result'), tool_use_id: fc.string(), content: fc.oneof(fc.string(), fc.jsonValue()) }),
-  fc.record({ type: fc.constantFrom('thinking', 'redacted_thinking', 'document', 'server_tool_use', 'mystery'), thinking: fc.string() }),
+  fc.record({
+    type: fc.constant('image'),
+    source: fc.record({ type: fc.constantFrom('base64', 'url'), data: fc.string() }),
+  }),
+  fc.record({
+    type: fc.constant('tool_use'),
+    id: fc.string(),
+    name: fc.string(),
+    input: fc.dictionary(fc.string(), fc.jsonValue()),
+  }),
+  fc.record({
+    type: fc.constant('tool_result'),
+    tool_use_id: fc.string(),
+    content: fc.oneof(fc.string(), fc.jsonValue()),
+  }),
+  fc.record({
+    type: fc.constantFrom('thinking', 'redacted_thinking', 'document', 'server_tool_use', 'mystery'),
+    thinking: fc.string(),
+  }),
   fc.jsonValue(),
 );
 
@@ -142,13 +163,18 @@ const validRequest = fc.record(
       fc.string().map((text) => [{ role: 'user', content: text }]),
       fc.constant([
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris' } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris' } }],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: 'sunny' }] },
       ]),
     ),
     stream: fc.boolean(),
     system: fc.string(),
-    tools: fc.constant([{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }]),
+    tools: fc.constant([
+      { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ]),
     temperature: fc.double({ min: 0, max: 1, noNaN: true }),
     stop_sequences: fc.array(fc.string({ minLength: 1 }), { maxLength: 3 }),
   },
@@ -158,8 +184,25 @@ const validRequest = fc.record(
 /** One change to a request: a field set to something arbitrary (or plausible but wrong), or removed. */
 const mutation = fc.record({
   key: fc.oneof(
-    fc.constantFrom('model', 'max_tokens', 'messages', 'stream', 'system', 'tools', 'tool_choice', 'temperature'),
-    fc.constantFrom('stop_sequences', 'thinking', 'metadata', 'top_k', 'output_config', '__proto__', 'constructor'),
+    fc.constantFrom(
+      'model',
+      'max_tokens',
+      'messages',
+      'stream',
+      'system',
+      'tools',
+      'tool_choice',
+      'temperature',
+    ),
+    fc.constantFrom(
+      'stop_sequences',
+      'thinking',
+      'metadata',
+      'top_k',
+      'output_config',
+      '__proto__',
+      'constructor',
+    ),
     fc.string(),
   ),
   value: fc.oneof(
@@ -167,7 +210,11 @@ const mutation = fc.record({
     fc.jsonValue(),
     fc.array(message, { maxLength: 4 }),
     fc.array(tool, { maxLength: 3 }),
-    fc.record({ type: fc.constantFrom('auto', 'any', 'none', 'tool', 'enabled', 'adaptive'), name: fc.string(), budget_tokens: fc.integer() }),
+    fc.record({
+      type: fc.constantFrom('auto', 'any', 'none', 'tool', 'enabled', 'adaptive'),
+      name: fc.string(),
+      budget_tokens: fc.integer(),
+    }),
   ),
 });
 

@@ -9,7 +9,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTransport, type Message, type MessagesRequest, type ModelTransport } from '../../src/index.js';
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { startScriptedServer, step, type RecordedRequest, type ScriptedServer } from '../helpers/scripted-server.js';
+import {
+  startScriptedServer,
+  step,
+  type RecordedRequest,
+  type ScriptedServer,
+} from '../helpers/scripted-server.js';
 
 /** Built by JSON.parse: in an object literal, `__proto__` would set the prototype instead of a key. */
 const HOSTILE_JSON =
@@ -52,17 +57,36 @@ function historyRequest(stream = false): MessagesRequest {
     tools: [TOOL],
     messages: [
       { role: 'user', content: 'Look it up' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01Hostile', name: 'lookup', input: hostileInput() }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Hostile', content: HOSTILE_JSON }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_01Hostile', name: 'lookup', input: hostileInput() }],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01Hostile', content: HOSTILE_JSON }],
+      },
     ],
-  } as MessagesRequest;
+  };
 }
 
 function openAiAnswer(stream: boolean) {
-  const call = { index: 0, id: 'call_hostile', type: 'function', function: { name: 'lookup', arguments: HOSTILE_JSON } };
+  const call = {
+    index: 0,
+    id: 'call_hostile',
+    type: 'function',
+    function: { name: 'lookup', arguments: HOSTILE_JSON },
+  };
   if (!stream) {
     return step.json(
-      { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }] },
+      {
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: null, tool_calls: [call] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
       { headers: { connection: 'close' } },
     );
   }
@@ -73,7 +97,9 @@ function openAiAnswer(stream: boolean) {
   return step.sse(
     [
       chunk({ role: 'assistant', tool_calls: [{ ...call, function: { name: 'lookup', arguments: '' } }] }),
-      ...pieces.map((arguments_) => chunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] })),
+      ...pieces.map((arguments_) =>
+        chunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] }),
+      ),
       chunk({}, 'tool_calls'),
       'data: [DONE]\n\n',
     ],
@@ -97,15 +123,32 @@ function anthropicAnswer(stream: boolean) {
       { 'content-type': 'application/json', connection: 'close' },
     );
   }
-  const frame = (event: Record<string, unknown>) => `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`;
+  const frame = (event: Record<string, unknown>) =>
+    `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`;
   return step.sse(
     [
       frame({ type: 'message_start', message: { ...start, content: [], stop_reason: null } }),
-      frame({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_01H', name: 'lookup', input: {} } }),
-      frame({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: HOSTILE_JSON.slice(0, 20) } }),
-      frame({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: HOSTILE_JSON.slice(20) } }),
+      frame({
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_01H', name: 'lookup', input: {} },
+      }),
+      frame({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: HOSTILE_JSON.slice(0, 20) },
+      }),
+      frame({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: HOSTILE_JSON.slice(20) },
+      }),
       frame({ type: 'content_block_stop', index: 0 }),
-      frame({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 5 } }),
+      frame({
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 5 },
+      }),
       frame({ type: 'message_stop' }),
     ],
     { headers: { connection: 'close' } },
@@ -142,7 +185,10 @@ function toolInput(message: { content: readonly unknown[] }): unknown {
 
 describe.each([
   { name: 'tpx', options: () => ({ tpxToken: 'tpx-pollution-token', tpxBaseUrl: `${upstream.url}/v1` }) },
-  { name: 'anthropic', options: () => ({ anthropicApiKey: 'sk-ant-pollution-key', anthropicBaseUrl: upstream.url }) },
+  {
+    name: 'anthropic',
+    options: () => ({ anthropicApiKey: 'sk-ant-pollution-key', anthropicBaseUrl: upstream.url }),
+  },
 ])('$name: hostile tool input keys are plain data', ({ name, options }) => {
   let transport: ModelTransport;
   let server: RunningServer;

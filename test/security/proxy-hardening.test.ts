@@ -6,16 +6,27 @@
 import { readFileSync } from 'node:fs';
 import * as crypto from 'node:crypto';
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTransport, isTransportError, type ModelTransport, type TransportOptions } from '../../src/index.js';
+import {
+  createTransport,
+  isTransportError,
+  type ModelTransport,
+  type TransportOptions,
+} from '../../src/index.js';
 import { createProxyAuth } from '../../src/server/auth.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { startScriptedServer, step, type RecordedRequest, type ScriptedServer } from '../helpers/scripted-server.js';
+import {
+  startScriptedServer,
+  step,
+  type RecordedRequest,
+  type ScriptedServer,
+} from '../helpers/scripted-server.js';
 
 // Wraps `timingSafeEqual` in a spy so the tests can see it is what compares the proxy token.
 vi.mock('node:crypto', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:crypto')>();
+  const actual = await importOriginal<typeof crypto>();
   return { ...actual, timingSafeEqual: vi.fn(actual.timingSafeEqual) };
 });
 
@@ -58,7 +69,10 @@ afterAll(async () => {
 });
 
 const PROVIDERS: { name: string; options: () => TransportOptions }[] = [
-  { name: 'anthropic', options: () => ({ anthropicApiKey: 'sk-ant-hardening-key', anthropicBaseUrl: upstream.url }) },
+  {
+    name: 'anthropic',
+    options: () => ({ anthropicApiKey: 'sk-ant-hardening-key', anthropicBaseUrl: upstream.url }),
+  },
   { name: 'tpx', options: () => ({ tpxToken: 'tpx-hardening-token', tpxBaseUrl: `${upstream.url}/v1` }) },
 ];
 
@@ -95,7 +109,8 @@ describe('the proxy token', () => {
       // One comparison per header, of equal-length buffers, whatever the candidate's length: no shortcut
       // on a length mismatch that would leak the token's length.
       expect(spy).toHaveBeenCalledTimes(2);
-      for (const [left, right] of spy.mock.calls) expect((left as Buffer).length).toBe((right as Buffer).length);
+      for (const [left, right] of spy.mock.calls)
+        expect((left as Buffer).length).toBe((right as Buffer).length);
     }
   });
 
@@ -122,7 +137,10 @@ describe('the proxy token', () => {
       for (const wrong of [`${PROXY_TOKEN.slice(0, -1)}X`, 'x', `${PROXY_TOKEN}0`, '']) {
         const answer = await post(server.url, body, { 'x-api-key': wrong });
         expect(answer.status).toBe(401);
-        expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+        expect(JSON.parse(answer.body)).toMatchObject({
+          type: 'error',
+          error: { type: 'authentication_error' },
+        });
       }
       expect((await post(server.url, body)).status).toBe(401);
       // Only the two authorised requests went upstream.
@@ -241,14 +259,15 @@ describe('size limits', () => {
       const big = JSON.stringify(hello({ messages: [{ role: 'user', content: 'x'.repeat(8_000) }] }));
       const declared = await post(server.url, big);
       expect(declared.status).toBe(413);
-      expect(JSON.parse(declared.body)).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+      expect(JSON.parse(declared.body)).toMatchObject({
+        type: 'error',
+        error: { type: 'request_too_large' },
+      });
       const chunked = await request(`${server.url}/v1/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        // An async iterable body goes out chunked, with no content-length to refuse it by.
-        body: (async function* () {
-          for (let index = 0; index < 8; index++) yield Buffer.alloc(1_024, 0x20);
-        })(),
+        // A stream body goes out chunked, with no content-length to refuse it by.
+        body: Readable.from(Array.from({ length: 8 }, () => Buffer.alloc(1_024, 0x20))),
       });
       expect(chunked.statusCode).toBe(413);
       await chunked.body.dump();
@@ -292,7 +311,9 @@ describe('size limits', () => {
 describe('listening address', () => {
   it('refuses a non-loopback address without a proxy token, and listens on nothing', async () => {
     const transport = createTransport({ env: {} });
-    const listeningBefore = process.getActiveResourcesInfo().filter((name) => name === 'TCPServerWrap').length;
+    const listeningBefore = process
+      .getActiveResourcesInfo()
+      .filter((name) => name === 'TCPServerWrap').length;
     try {
       for (const host of ['0.0.0.0', '::', '[::]', '192.0.2.10']) {
         const refused = await startServer({ transport, host, port: 0, logger: false }).then(
@@ -305,7 +326,9 @@ describe('listening address', () => {
         expect(isTransportError(refused) && refused.code, host).toBe('MODEL_ECONFIG');
         expect(String((refused as Error).message)).toMatch(/TPX_PROXY_TOKEN/);
       }
-      expect(process.getActiveResourcesInfo().filter((name) => name === 'TCPServerWrap').length).toBe(listeningBefore);
+      expect(process.getActiveResourcesInfo().filter((name) => name === 'TCPServerWrap').length).toBe(
+        listeningBefore,
+      );
     } finally {
       await transport.close();
     }

@@ -14,9 +14,20 @@ import { inspect } from 'node:util';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTransport, isTransportError, type ModelTransport, type TransportOptions } from '../../src/index.js';
+import {
+  createTransport,
+  isTransportError,
+  type ModelTransport,
+  type TransportOptions,
+} from '../../src/index.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { startScriptedServer, step, type RecordedRequest, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
+import {
+  startScriptedServer,
+  step,
+  type RecordedRequest,
+  type ScriptedServer,
+  type Step,
+} from '../helpers/scripted-server.js';
 
 const KEY = 'sk-ant-api03-security-suite-key-5e1f0c';
 const TOKEN = 'tpx-oauth-security-suite-token-9b27d4';
@@ -42,14 +53,23 @@ function echoingUpstream(record: RecordedRequest): Step {
   const echo = presented(record);
   const close = { connection: 'close' };
   if (record.url.includes('/models') || record.url.includes('count_tokens')) {
-    return step.json({ error: { message: `Incorrect API key provided: ${echo}`, type: 'invalid_request_error' } }, { status: 401, headers: close });
+    return step.json(
+      { error: { message: `Incorrect API key provided: ${echo}`, type: 'invalid_request_error' } },
+      { status: 401, headers: close },
+    );
   }
   const body = record.json as { model?: string; stream?: boolean } | undefined;
   const stream = body?.stream === true;
-  switch (body?.model) {
+  switch (body?.model ?? '') {
     case 'echo-401':
       return step.json(
-        { error: { message: `Incorrect API key provided: ${echo}`, type: 'invalid_request_error', code: 'invalid_api_key' } },
+        {
+          error: {
+            message: `Incorrect API key provided: ${echo}`,
+            type: 'invalid_request_error',
+            code: 'invalid_api_key',
+          },
+        },
         { status: 401, headers: close },
       );
     case 'echo-403-anthropic':
@@ -58,12 +78,19 @@ function echoingUpstream(record: RecordedRequest): Step {
         { status: 403, headers: close },
       );
     case 'echo-html':
-      return step.text(502, `<html><head><title>Bad gateway for ${echo}</title></head><body>${echo}</body></html>`, {
-        'content-type': 'text/html',
+      return step.text(
+        502,
+        `<html><head><title>Bad gateway for ${echo}</title></head><body>${echo}</body></html>`,
+        {
+          'content-type': 'text/html',
+          ...close,
+        },
+      );
+    case 'echo-invalid-200':
+      return step.text(200, `this is not JSON, ${echo}`, {
+        'content-type': stream ? 'text/event-stream' : 'application/json',
         ...close,
       });
-    case 'echo-invalid-200':
-      return step.text(200, `this is not JSON, ${echo}`, { 'content-type': stream ? 'text/event-stream' : 'application/json', ...close });
     case 'echo-stream-error':
       return step.sse(
         [
@@ -170,7 +197,11 @@ async function call(
     headers: { 'content-type': 'application/json', ...init.headers },
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
-  return { status: response.statusCode, headers: JSON.stringify(response.headers), body: await response.body.text() };
+  return {
+    status: response.statusCode,
+    headers: JSON.stringify(response.headers),
+    body: await response.body.text(),
+  };
 }
 
 describe.each(PROVIDERS)('$name: tpx serve keeps secrets out of logs and answers', ({ options }) => {
@@ -197,7 +228,10 @@ describe.each(PROVIDERS)('$name: tpx serve keeps secrets out of logs and answers
     const auth = { authorization: `Bearer ${PROXY_TOKEN}` };
     for (const model of BEHAVIOURS) {
       for (const stream of [false, true]) {
-        const answer = await call(server.url, '/v1/messages', { body: request_(model, stream), headers: auth });
+        const answer = await call(server.url, '/v1/messages', {
+          body: request_(model, stream),
+          headers: auth,
+        });
         answers.push(answer.headers, answer.body);
       }
     }
@@ -205,7 +239,9 @@ describe.each(PROVIDERS)('$name: tpx serve keeps secrets out of logs and answers
       const answer = await call(server.url, path, {
         method: path === '/v1/models' ? 'GET' : 'POST',
         headers: auth,
-        ...(path === '/v1/models' ? {} : { body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } }),
+        ...(path === '/v1/models'
+          ? {}
+          : { body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } }),
       });
       answers.push(answer.headers, answer.body);
     }
@@ -287,7 +323,12 @@ describe('which credential goes where', () => {
       ),
     );
     const transport = createTransport({
-      env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url, TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL: `${mock.url}/v1` },
+      env: {
+        ANTHROPIC_API_KEY: KEY,
+        ANTHROPIC_BASE_URL: mock.url,
+        TPX_OAUTH_TOKEN: TOKEN,
+        TPX_BASE_URL: `${mock.url}/v1`,
+      },
       maxRetries: 0,
     });
     const server = await startServer({ transport, port: 0, logger: false });
@@ -347,7 +388,11 @@ describe('tpx doctor', () => {
         TPX_OAUTH_TOKEN: TOKEN,
         TPX_PROXY_TOKEN: PROXY_TOKEN,
       }),
-      doctor({ TPX_OAUTH_TOKEN_FILE: tokenFile, TPX_BASE_URL: `${upstream.url}/v1`, TPX_PROXY_TOKEN: PROXY_TOKEN }),
+      doctor({
+        TPX_OAUTH_TOKEN_FILE: tokenFile,
+        TPX_BASE_URL: `${upstream.url}/v1`,
+        TPX_PROXY_TOKEN: PROXY_TOKEN,
+      }),
     ]);
     for (const run of runs) {
       expect(run.output).toMatch(/provider|configuration/);

@@ -47,7 +47,7 @@ function expectConformance(report: ReplayReport, list: readonly (readonly Step[]
   expect(report.requests + report.unobservedSends).toBe(counts['CallerSend'] ?? 0);
   for (const kind of FAILURE_KINDS) expect(report.failures[kind]).toBeGreaterThan(0);
   expect(report.unobservedSends).toBeLessThan(report.failures.timeout);
-  // Only a stream hands out events before failing: the tpx stream's message_start, then malformed data.
+  // Only a stream hands out events before failing: a malformed stream starts validly, then breaks.
   if (report.mode === 'send') expect(report.failedAfterEvents).toBe(0);
   else expect(report.failedAfterEvents).toBeGreaterThan(0);
   expect(report.comparisons).toBeGreaterThan(report.steps * 3);

@@ -223,10 +223,37 @@ export function failureStep(failure: FailureKind, server: ServerName, mode: Repl
           },
         );
       }
+      // A valid start, so the caller has the first event when the stream breaks.
+      if (server === 'tpx') {
+        const first = {
+          id: 'chatcmpl-broken',
+          object: 'chat.completion.chunk',
+          created: 1_700_000_000,
+          model: 'replay-upstream',
+          choices: [{ index: 0, delta: { role: 'assistant', content: 'Let me' }, finish_reason: null }],
+        };
+        return serverStep.sse([
+          `data: ${JSON.stringify(first)}\n\n`,
+          'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"index\n\n',
+        ]);
+      }
       return serverStep.sse([
-        server === 'tpx'
-          ? 'data: {"id":"chatcmpl-broken","object":"chat.completion.chunk","choices":[{"index\n\n'
-          : 'event: message_start\ndata: {"type":"message_start","message":{"id":\n\n',
+        ...anthropicSse([
+          {
+            type: 'message_start',
+            message: {
+              id: 'msg_01Broken',
+              type: 'message',
+              role: 'assistant',
+              model: 'claude-replay',
+              content: [],
+              stop_reason: null,
+              stop_sequence: null,
+              usage: { input_tokens: 31, output_tokens: 0 },
+            },
+          },
+        ]),
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_bl\n\n',
       ]);
   }
 }

@@ -141,8 +141,8 @@ export interface ReplayReport {
    */
   readonly unobservedSends: number;
   /**
-   * Streams that handed the caller events before failing (the `tpx` stream starts with `message_start`
-   * before it reads the upstream body). The seed counts them as `ProviderFail`; its `StreamFail` is ours.
+   * Streams that handed the caller events before failing (a malformed stream starts validly). The seed
+   * counts them as `ProviderFail`; our specification has `StreamFail` for them.
    */
   readonly failedAfterEvents: number;
   readonly violations: readonly ConformanceViolation[];
