@@ -192,7 +192,7 @@ if (only.has('memory')) {
     if (row.met === null) continue;
     targets.push({
       benchmark: 'memory',
-      measure: `${row.provider}: RSS per open stream (${row.streams} open, ${row.streaming} streaming)`,
+      measure: `${row.provider}: RSS per open stream, ${row.streams} open (${row.streaming} streaming)`,
       value: formatBytes(row.bytesPerStream),
       target: `≤ ${formatBytes(STREAM_MEMORY_TARGET_BYTES)}`,
       met: row.met,

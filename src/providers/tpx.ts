@@ -299,7 +299,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
         // to pretend: only a server without a usable `/models` route falls back.
         if (
           isTransportError(error) &&
-          (error.code === 'MODEL_EAUTH' || error.code === 'MODEL_ETRANSPORT' || error.code === 'MODEL_ETIMEOUT')
+          (error.code === 'MODEL_EAUTH' ||
+            error.code === 'MODEL_ETRANSPORT' ||
+            error.code === 'MODEL_ETIMEOUT')
         ) {
           throw error;
         }

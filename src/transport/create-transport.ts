@@ -235,7 +235,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     if (exchange.signal.aborted) throw abortedError(exchange.signal);
   }
 
-  async function send(request: MessagesRequestInput, exchangeOptions: ExchangeOptions = {}): Promise<Message> {
+  async function send(
+    request: MessagesRequestInput,
+    exchangeOptions: ExchangeOptions = {},
+  ): Promise<Message> {
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     // NoProvider: with no credentials every exchange fails at once, whatever the request says.
@@ -435,7 +438,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     send,
     countTokens,
     listModels,
-    stream(request: MessagesRequestInput, exchangeOptions?: ExchangeOptions): AsyncIterable<MessageStreamEvent> {
+    stream(
+      request: MessagesRequestInput,
+      exchangeOptions?: ExchangeOptions,
+    ): AsyncIterable<MessageStreamEvent> {
       // A generator never throws on creation, so even a bad request surfaces from the iteration.
       return stream(request, exchangeOptions);
     },

@@ -47,7 +47,8 @@ describe('the tpx binary', () => {
   it('prints help listing every command and exits 0', async () => {
     const result = await tpx(['--help']);
     expect(result.code).toBe(0);
-    for (const command of ['serve', 'send', 'doctor', 'mock-model', 'demo']) expect(result.stdout).toContain(command);
+    for (const command of ['serve', 'send', 'doctor', 'mock-model', 'demo'])
+      expect(result.stdout).toContain(command);
   });
 
   it('prints help for each command', async () => {
@@ -70,7 +71,7 @@ describe('the tpx binary', () => {
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
     const badOption = await tpx(['send', '--nope']);
     expect(badOption.code).toBe(2);
-    expect(badOption.stderr).toContain("tpx send --help");
+    expect(badOption.stderr).toContain('tpx send --help');
   });
 
   it('runs the demo: a complete tool-use round trip with no credentials', async () => {
@@ -84,9 +85,17 @@ describe('the tpx binary', () => {
 
   it('sends one request from stdin through the tpx provider and prints the Message', async () => {
     const request = { model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'ping' }] };
-    const result = await tpx(['send', '-'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url }, JSON.stringify(request));
+    const result = await tpx(
+      ['send', '-'],
+      { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url },
+      JSON.stringify(request),
+    );
     expect(result.code).toBe(0);
-    const message = JSON.parse(result.stdout) as { type: string; role: string; content: { type: string; text: string }[] };
+    const message = JSON.parse(result.stdout) as {
+      type: string;
+      role: string;
+      content: { type: string; text: string }[];
+    };
     expect(message.type).toBe('message');
     expect(message.content[0]?.text).toContain('ping');
   });
@@ -94,7 +103,10 @@ describe('the tpx binary', () => {
   it('streams text with --stream from a request file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tpx-cli-'));
     const file = join(dir, 'request.json');
-    writeFileSync(file, JSON.stringify({ model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ model: 'm', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] }),
+    );
     const result = await tpx(['send', file, '--stream'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('hello there');

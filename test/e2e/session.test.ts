@@ -91,7 +91,7 @@ describe('createSession', () => {
     const ids = [...session.pending];
     const history: MessageParam[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: first.content as MessageParam['content'] },
+      { role: 'assistant', content: first.content },
     ];
     const before = upstream.requests.length;
 
@@ -134,7 +134,7 @@ describe('createSession', () => {
     const first = await session.send(request([{ role: 'user', content: 'go' }]));
     const answer: MessageParam[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: first.content as MessageParam['content'] },
+      { role: 'assistant', content: first.content },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_k', content: 'r' }] },
     ];
     const before = upstream.requests.length;
@@ -191,7 +191,7 @@ describe('createSession', () => {
       session.send(
         request([
           { role: 'user', content: 'go' },
-          { role: 'assistant', content: first.content as MessageParam['content'] },
+          { role: 'assistant', content: first.content },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_f', content: 'r' }] },
         ]),
       ),

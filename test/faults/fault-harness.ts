@@ -683,12 +683,10 @@ function renderReport(observations: readonly Observation[]): string {
         observation.via === via,
     );
   const lines: string[] = [];
-  const profiles = Object.entries(DEADLINE_PROFILES)
-    .map(
-      ([name, profile]) =>
-        `\`${name}\` (connect ${profile.connectTimeoutMs} ms, first byte ${profile.firstByteTimeoutMs} ms, idle ${profile.idleTimeoutMs} ms, total ${profile.timeoutMs} ms)`,
-    )
-    .join('; ');
+  const profiles = Object.entries(DEADLINE_PROFILES).map(
+    ([name, profile]) =>
+      `- \`${name}\`: connect ${profile.connectTimeoutMs} ms, first byte ${profile.firstByteTimeoutMs} ms, idle ${profile.idleTimeoutMs} ms, total ${profile.timeoutMs} ms`,
+  );
   lines.push(
     '# Reliability: what the caller sees when the upstream misbehaves',
     '',
@@ -700,13 +698,16 @@ function renderReport(observations: readonly Observation[]): string {
     "(OpenAI-compatible, translated) — and through four entry points: the library's `send` and `stream`, and",
     '`tpx serve` answering the official `@anthropic-ai/sdk` (SDK retries off) with JSON and with SSE.',
     '',
-    'Every run must end within its deadline in a delivered message or the right typed error, leave no socket or',
-    'timer behind, raise no unhandled rejection, and leave the proxy serving: after each fault the same proxy',
-    'answers a normal request. Each cell below is what was observed, not what was hoped for; the suite asserts',
-    'that it matches the expectation in `test/faults/fault-modes.ts`.',
+    'Every run must end within its total deadline (plus scheduling slack) in a delivered message or the right',
+    'typed error, with every event and message valid Messages protocol, leave no socket or timer behind, raise',
+    'no unhandled rejection, and leave the proxy serving: after each fault the same proxy answers a normal',
+    'request. Each cell below is what was observed, not what was hoped for; the suite asserts that it matches',
+    'the expectation in `test/faults/fault-modes.ts`.',
     '',
-    'Settings of every run: `maxRetries: 1` with an instant injected sleep (so the table shows which failures are',
-    `retried: "2 attempts"), a response limit of ${RESPONSE_LIMIT_BYTES / 1024} KiB, and one of these deadline profiles: ${profiles}.`,
+    'Every run uses `maxRetries: 1` with an instant injected sleep, so the table also shows which failures are',
+    `retried ("2 attempts"), and a response limit of ${RESPONSE_LIMIT_BYTES / 1024} KiB. Each mode uses one of these deadline profiles:`,
+    '',
+    ...profiles,
     '',
     'How to read a cell:',
     '',
@@ -746,10 +747,16 @@ function renderReport(observations: readonly Observation[]): string {
   );
   for (const key of keys)
     lines.push(`| ${key} | ${perColumn.map((counts) => counts.get(key) ?? 0).join(' | ')} |`);
-  lines.push('', '## Modes', '', '| # | mode | what the upstream does | providers |', '|---:|---|---|---|');
+  lines.push(
+    '',
+    '## Modes',
+    '',
+    '| # | mode | what the upstream does | providers | deadlines |',
+    '|---:|---|---|---|---|',
+  );
   FAULT_MODES.forEach((mode, index) => {
     lines.push(
-      `| ${index + 1} | \`${mode.name}\` | ${cell(mode.upstream)} | ${(mode.providers ?? PROVIDERS).join(', ')} |`,
+      `| ${index + 1} | \`${mode.name}\` | ${cell(mode.upstream)} | ${(mode.providers ?? PROVIDERS).join(', ')} | \`${mode.profile ?? 'standard'}\` |`,
     );
   });
   lines.push(
