@@ -24,6 +24,8 @@ export interface ChildServer {
   pid: number;
   /** Resident set size of the child now, in bytes (Linux `/proc`; `NaN` elsewhere). */
   rssBytes(): number;
+  /** CPU time the child has used so far, user and system, all threads, in ms (Linux `/proc`; `NaN` elsewhere). */
+  cpuMs(): number;
   /** Ends the child (SIGTERM, then SIGKILL after 5 s) and resolves once it has exited. */
   stop(): Promise<void>;
 }
@@ -70,6 +72,22 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string |
 /** The built JavaScript file for a source file of the repository, e.g. `src/cli.ts`. */
 export function builtScript(script: string): string {
   return join(buildForChildren(), script.replace(/\.ts$/, '.js'));
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` times (`getconf CLK_TCK`; 100 on every Linux we run). */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Reads a process's CPU time (user + system, every thread) from `/proc/<pid>/stat`, in ms. */
+export function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, so 11 and 12 after the name and state.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Reads a process's resident set size from `/proc/<pid>/status`, in bytes. */
@@ -142,6 +160,7 @@ export async function spawnServer(options: SpawnOptions): Promise<ChildServer> {
     origin: new URL(url).origin,
     pid,
     rssBytes: () => rssOf(pid),
+    cpuMs: () => cpuMsOf(pid),
     stop() {
       stopping ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;

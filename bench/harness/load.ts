@@ -39,6 +39,8 @@ export interface Percentiles {
 export interface LoadResult {
   /** Requests sent after the warm-up (the latency samples). */
   requests: number;
+  /** Every request answered in full, warm-up included (for CPU time per request). */
+  completedTotal: number;
   errors: number;
   /** The first failure seen, for the report. */
   firstError: string | undefined;
@@ -61,6 +63,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
   const latencies: number[] = [];
   const firstBytes: number[] = [];
   let completed = 0;
+  let completedTotal = 0;
   let errors = 0;
   let firstError: string | undefined;
   const startedAt = performance.now();
@@ -99,6 +102,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
       const doneAt = performance.now();
       // Every loop finishes its last request after `endAt`: the window ends when the last one does, so
       // every completion after the warm-up counts, and none is cut off at either end.
+      completedTotal++;
       if (doneAt >= measureFrom) completed++;
       if (sentAt >= measureFrom) {
         latencies.push(doneAt - sentAt);
@@ -112,6 +116,7 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
   await pool.close();
   return {
     requests: latencies.length,
+    completedTotal,
     errors,
     firstError,
     throughput: completed / (windowMs / 1000),

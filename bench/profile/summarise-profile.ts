@@ -5,7 +5,9 @@
  * shares of the time the thread was busy (idle time left out). `JSON.parse` and `JSON.stringify` do
  * not appear on their own: V8 counts them as self time of their caller.
  *
- * Run: `npx tsx bench/profile/summarise-profile.ts <file.cpuprofile>… [top=25]`.
+ * Run: `npx tsx bench/profile/summarise-profile.ts <file.cpuprofile>… [top=25] [--requests=N]`; with the
+ * number of requests the profiled process answered (the proxy suite reports it per way), each line also
+ * shows the time per request.
  *
  * @module
  */
@@ -29,9 +31,14 @@ interface CpuProfile {
 /** `src/translate/translate-request.ts` for a file URL inside the repository; the URL otherwise. */
 function shortName(url: string): string {
   if (url === '') return '(native)';
+  if (url.startsWith('wasm:')) return '(wasm)';
   try {
     const path = url.startsWith('file:') ? fileURLToPath(url) : url;
-    return path.startsWith(REPO_ROOT) ? relative(REPO_ROOT, path) : path;
+    if (path.startsWith(REPO_ROOT)) return relative(REPO_ROOT, path);
+    // The benchmark's children run from a throw-away build that mirrors the repository (harness/build.ts).
+    const inBuild = /\/tpx-bench-build-[^/]+\/(.*)$/.exec(path);
+    if (inBuild !== null) return inBuild[1]!.replace(/\.js$/, '.ts');
+    return path;
   } catch {
     return url;
   }
@@ -40,6 +47,10 @@ function shortName(url: string): string {
 const args = process.argv.slice(2);
 const paths = args.filter((arg) => arg.endsWith('.cpuprofile'));
 const top = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 25);
+/** With `--requests=N` (the requests the process answered), each line also shows µs per request. */
+const requests = Number(
+  args.find((arg) => arg.startsWith('--requests='))?.slice('--requests='.length) ?? Number.NaN,
+);
 if (paths.length === 0) throw new Error('usage: summarise-profile.ts <file.cpuprofile>… [top]');
 
 /**
@@ -48,6 +59,7 @@ if (paths.length === 0) throw new Error('usage: summarise-profile.ts <file.cpupr
  */
 function areaOf(file: string, functionName: string): string {
   if (file === '(native)') return `native: ${functionName || '(anonymous)'}`;
+  if (file === '(wasm)') return "wasm (undici's HTTP parser, llhttp)";
   if (file.startsWith('node:')) return 'node internals (JavaScript)';
   const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
   if (inPackage !== null) return `package: ${inPackage[1]}`;
@@ -62,7 +74,8 @@ function print(title: string, entries: Map<string, number>, busyUs: number): voi
   process.stdout.write(`\n${title} (share of ${(busyUs / 1000).toFixed(0)} ms busy)\n`);
   for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     const share = ((100 * us) / busyUs).toFixed(1).padStart(5);
-    process.stdout.write(`${share}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
+    const perRequest = Number.isFinite(requests) ? `${(us / requests).toFixed(1).padStart(7)} µs/req  ` : '';
+    process.stdout.write(`${share}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${perRequest}${name}\n`);
   }
 }
 

@@ -73,6 +73,12 @@ export interface ViaRow {
   addedP99Ms: number;
   firstByteP50Ms: number;
   firstByteP99Ms: number;
+  /** CPU time (user + system) of the relay process per request: the pass-through or tpx serve. */
+  relayCpuUsPerRequest: number;
+  /** CPU time of the upstream process per request (the same work whichever way the request came). */
+  upstreamCpuUsPerRequest: number;
+  /** Requests answered over all rounds, warm-ups included. */
+  totalRequests: number;
   errors: number;
 }
 
@@ -88,12 +94,22 @@ export interface ProxyRatios {
   firstByteRatio: number;
   /** tpx serve total stream p50 / pass-through, stream c=16 (informational). */
   streamTotalRatio: number;
+  /** tpx serve CPU time per request / the pass-through's, json c=16 (informational). */
+  cpuRatio: number;
+  /** The same, stream c=16 (informational). */
+  cpuRatioStream: number;
   /** Each ratio in each round (the fields above are their medians). */
   perRound: Record<RatioName, number[]>;
 }
 
 type RatioName =
-  'addedLatencyRatio' | 'addedLatencyRatioC16' | 'throughputRatio' | 'firstByteRatio' | 'streamTotalRatio';
+  | 'addedLatencyRatio'
+  | 'addedLatencyRatioC16'
+  | 'throughputRatio'
+  | 'firstByteRatio'
+  | 'streamTotalRatio'
+  | 'cpuRatio'
+  | 'cpuRatioStream';
 
 export interface ProxyResult {
   rows: ViaRow[];
@@ -103,14 +119,24 @@ export interface ProxyResult {
 
 interface Setup {
   targets: (via: Via, stream: boolean) => LoadTarget;
+  /** The upstream, and the relay of each way (none for direct). */
+  upstream: ChildServer;
+  relays: Record<'pass-through' | 'tpx serve', ChildServer>;
   servers: ChildServer[];
 }
 
 const MESSAGES_HEADERS = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
 
 async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Setup> {
-  const profileFlags =
-    options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
+  /** `--cpu-prof` for a relay, with a file name that says which one it is. */
+  const profileFlags = (via: string) =>
+    options.cpuProfileDir === undefined
+      ? []
+      : [
+          '--cpu-prof',
+          `--cpu-prof-dir=${options.cpuProfileDir}`,
+          `--cpu-prof-name=${provider}-${via}.cpuprofile`,
+        ];
   if (provider === 'tpx') {
     const mock = await spawnServer({
       script: 'src/cli.ts',
@@ -118,17 +144,24 @@ async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Set
       env: cleanEnv({}),
     });
     const [pass, serve] = await Promise.all([
-      spawnServer({ script: 'bench/servers/pass-through.ts', args: [mock.origin], env: cleanEnv({}) }),
+      spawnServer({
+        script: 'bench/servers/pass-through.ts',
+        args: [mock.origin],
+        env: cleanEnv({}),
+        nodeFlags: profileFlags('pass-through'),
+      }),
       spawnServer({
         script: 'src/cli.ts',
         args: ['serve', '--port', '0'],
         env: cleanEnv({ TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url }),
         discardStdout: true,
-        nodeFlags: profileFlags,
+        nodeFlags: profileFlags('serve'),
       }),
     ]);
     const upstreamPath = `${new URL(mock.url).pathname}/chat/completions`;
     return {
+      upstream: mock,
+      relays: { 'pass-through': pass, 'tpx serve': serve },
       servers: [serve, pass, mock],
       targets(via, stream) {
         const messages = shortPrompt({ stream });
@@ -157,16 +190,23 @@ async function setUp(provider: ProviderName, options: ProxyOptions): Promise<Set
   }
   const mock = await spawnServer({ script: 'bench/servers/anthropic-mock.ts', env: cleanEnv({}) });
   const [pass, serve] = await Promise.all([
-    spawnServer({ script: 'bench/servers/pass-through.ts', args: [mock.origin], env: cleanEnv({}) }),
+    spawnServer({
+      script: 'bench/servers/pass-through.ts',
+      args: [mock.origin],
+      env: cleanEnv({}),
+      nodeFlags: profileFlags('pass-through'),
+    }),
     spawnServer({
       script: 'src/cli.ts',
       args: ['serve', '--port', '0'],
       env: cleanEnv({ ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: mock.origin }),
       discardStdout: true,
-      nodeFlags: profileFlags,
+      nodeFlags: profileFlags('serve'),
     }),
   ]);
   return {
+    upstream: mock,
+    relays: { 'pass-through': pass, 'tpx serve': serve },
     servers: [serve, pass, mock],
     targets(via, stream) {
       const origin = via === 'direct' ? mock.origin : via === 'pass-through' ? pass.origin : serve.origin;
@@ -206,7 +246,13 @@ async function checkTargets(provider: ProviderName, setup: Setup): Promise<void>
   }
 }
 
-type Measurements = Map<string, LoadResult[]>;
+/** One load run, with the CPU time the relay and the upstream used per request during it. */
+interface Measurement extends LoadResult {
+  relayCpuUsPerRequest: number;
+  upstreamCpuUsPerRequest: number;
+}
+
+type Measurements = Map<string, Measurement[]>;
 const key = (load: Load, via: Via) => `${load} | ${via}`;
 
 /** Runs benchmark 3 for one provider, on servers already started. */
@@ -221,11 +267,20 @@ async function runProvider(
     for (const load of LOADS) {
       const order = VIAS.map((_, index) => VIAS[(index + round) % VIAS.length]!);
       for (const via of order) {
-        const result = await runLoad(setup.targets(via, load.stream), {
+        const relay = via === 'direct' ? undefined : setup.relays[via];
+        const relayCpuBefore = relay?.cpuMs() ?? 0;
+        const upstreamCpuBefore = setup.upstream.cpuMs();
+        const loadResult = await runLoad(setup.targets(via, load.stream), {
           connections: load.connections,
           warmupMs: options.warmupMs,
           durationMs: options.durationMs,
         });
+        const perRequest = (ms: number) => (ms * 1000) / loadResult.completedTotal;
+        const result: Measurement = {
+          ...loadResult,
+          relayCpuUsPerRequest: relay === undefined ? 0 : perRequest(relay.cpuMs() - relayCpuBefore),
+          upstreamCpuUsPerRequest: perRequest(setup.upstream.cpuMs() - upstreamCpuBefore),
+        };
         if (result.requests === 0) {
           throw new Error(
             `${provider} ${load.name} ${via}: no request completed (${result.errors} errors: ${result.firstError ?? 'none'})`,
@@ -268,6 +323,9 @@ function summarise(
         ),
         firstByteP50Ms: round(median(results.map((result) => result.firstByte.p50))),
         firstByteP99Ms: round(median(results.map((result) => result.firstByte.p99))),
+        relayCpuUsPerRequest: round(median(results.map((result) => result.relayCpuUsPerRequest)), 3),
+        upstreamCpuUsPerRequest: round(median(results.map((result) => result.upstreamCpuUsPerRequest)), 3),
+        totalRequests: results.reduce((sum, result) => sum + result.completedTotal, 0),
         errors: results.reduce((sum, result) => sum + result.errors, 0),
       });
     }
@@ -282,7 +340,7 @@ function summarise(
         (get(load, 'pass-through')[index]!.latency.p50 - direct)
       );
     });
-  const viaRatios = (load: Load, metric: (result: LoadResult) => number) =>
+  const viaRatios = (load: Load, metric: (result: Measurement) => number) =>
     values(
       load,
       (index) => metric(get(load, 'tpx serve')[index]!) / metric(get(load, 'pass-through')[index]!),
@@ -293,6 +351,8 @@ function summarise(
     throughputRatio: viaRatios('json c=16', (result) => result.throughput),
     firstByteRatio: viaRatios('stream c=16', (result) => result.firstByte.p50),
     streamTotalRatio: viaRatios('stream c=16', (result) => result.latency.p50),
+    cpuRatio: viaRatios('json c=16', (result) => result.relayCpuUsPerRequest),
+    cpuRatioStream: viaRatios('stream c=16', (result) => result.relayCpuUsPerRequest),
   };
   const medianRatio = (list: number[]) => round(median(list), 3);
   const ratios: ProxyRatios = {
@@ -302,12 +362,16 @@ function summarise(
     throughputRatio: medianRatio(perRoundRatios.throughputRatio),
     firstByteRatio: medianRatio(perRoundRatios.firstByteRatio),
     streamTotalRatio: medianRatio(perRoundRatios.streamTotalRatio),
+    cpuRatio: medianRatio(perRoundRatios.cpuRatio),
+    cpuRatioStream: medianRatio(perRoundRatios.cpuRatioStream),
     perRound: {
       addedLatencyRatio: perRoundRatios.addedLatencyRatio.map((value) => round(value, 3)),
       addedLatencyRatioC16: perRoundRatios.addedLatencyRatioC16.map((value) => round(value, 3)),
       throughputRatio: perRoundRatios.throughputRatio.map((value) => round(value, 3)),
       firstByteRatio: perRoundRatios.firstByteRatio.map((value) => round(value, 3)),
       streamTotalRatio: perRoundRatios.streamTotalRatio.map((value) => round(value, 3)),
+      cpuRatio: perRoundRatios.cpuRatio.map((value) => round(value, 3)),
+      cpuRatioStream: perRoundRatios.cpuRatioStream.map((value) => round(value, 3)),
     },
   };
   return { rows, ratios };
@@ -345,6 +409,8 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
       'added p99',
       'first byte p50',
       'first byte p99',
+      'relay CPU/req',
+      'upstream CPU/req',
     ],
     rows: rows.map((row) => [
       row.provider,
@@ -357,9 +423,13 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
       row.via === 'direct' ? '' : formatDuration(row.addedP99Ms),
       row.load.startsWith('stream') ? formatDuration(row.firstByteP50Ms) : '',
       row.load.startsWith('stream') ? formatDuration(row.firstByteP99Ms) : '',
+      row.via === 'direct' ? '' : formatDuration(row.relayCpuUsPerRequest / 1000),
+      formatDuration(row.upstreamCpuUsPerRequest / 1000),
     ]),
     notes: [
       'p50/p99: send to end of body. added: minus direct, same round. first byte: send to first body chunk.',
+      'CPU/req: user + system CPU time of that process during the load (warm-up included) over the requests it',
+      'answered, from /proc (10 ms ticks); the relay is the pass-through or tpx serve.',
       ...rows
         .filter((row) => row.errors > 0)
         .map((row) => `${row.provider} ${row.load} ${row.via}: ${row.errors} failed requests`),
@@ -389,6 +459,8 @@ export async function runProxy(options: ProxyOptions): Promise<ProxyResult> {
       line(ratio, 'throughputRatio', 'throughput, json c=16', { min: PROXY_TARGETS.throughputRatio }),
       line(ratio, 'firstByteRatio', 'first byte p50, stream c=16', { max: PROXY_TARGETS.firstByteRatio }),
       line(ratio, 'streamTotalRatio', 'whole stream p50, stream c=16'),
+      line(ratio, 'cpuRatio', 'relay CPU per request, json c=16'),
+      line(ratio, 'cpuRatioStream', 'relay CPU per request, stream c=16'),
     ]),
   };
   return { rows, ratios, tables: [summary, measurements] };

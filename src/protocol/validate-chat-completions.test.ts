@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { validateChatCompletionChunk, validateChatCompletionResponse } from './validate-chat-completions.js';
 
-/** The recorded wire data shared by the project (`../shared/fixtures` from the repository root). */
-const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url);
+/** The recorded upstream wire data kept beside the translator (`src/translate/__fixtures__`, index included). */
+const FIXTURES = new URL('../translate/__fixtures__/', import.meta.url);
 
 interface FixtureEntry {
   file: string;

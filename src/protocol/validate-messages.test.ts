@@ -7,8 +7,8 @@ import {
   validateStreamEvent,
 } from './validate-messages.js';
 
-/** The recorded wire data shared by the project (`../shared/fixtures` from the repository root). */
-const FIXTURES = new URL('../../../shared/fixtures/', import.meta.url);
+/** The recorded Anthropic wire data kept beside the protocol layer (`src/protocol/__fixtures__`). */
+const FIXTURES = new URL('./__fixtures__/', import.meta.url);
 
 function readFixture(path: string): string {
   return readFileSync(new URL(path, FIXTURES), 'utf8');

@@ -93,19 +93,24 @@ export async function httpRequest(
 export async function* bodyChunks(response: HttpResponse, context: AttemptContext): AsyncGenerator<Buffer> {
   const idleMs = context.deadlines.idleTimeoutMs;
   const iterator = response.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  for (;;) {
-    const timer =
-      idleMs > 0
-        ? setTimeout(() => response.body.destroy(deadlineError('idle', context)), idleMs)
-        : undefined;
-    let next: IteratorResult<Buffer>;
-    try {
-      next = await iterator.next();
-    } finally {
-      clearTimeout(timer);
+  try {
+    for (;;) {
+      const timer =
+        idleMs > 0
+          ? setTimeout(() => response.body.destroy(deadlineError('idle', context)), idleMs)
+          : undefined;
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await iterator.next();
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done === true) return;
+      yield next.value;
     }
-    if (next.done === true) return;
-    yield next.value;
+  } finally {
+    // A consumer that stops early leaves no body half read: ending the iteration destroys it.
+    await iterator.return?.();
   }
 }
 

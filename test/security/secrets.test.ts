@@ -111,8 +111,27 @@ function request_(model: string, stream = false) {
 
 let upstream: ScriptedServer;
 
+/** `tpx doctor` runs, started with the suite and awaited by its test, so the child processes overlap the rest. */
+let doctorRuns: Promise<{ code: number; output: string }[]>;
+
 beforeAll(async () => {
   upstream = await startScriptedServer(echoingUpstream);
+  const tokenFile = join(mkdtempSync(join(tmpdir(), 'tpx-security-')), 'token');
+  writeFileSync(tokenFile, `${TOKEN}\n`);
+  doctorRuns = Promise.all([
+    // anthropic selected; the OAuth token and the proxy token are set too and must not show either
+    doctor({
+      ANTHROPIC_API_KEY: KEY,
+      ANTHROPIC_BASE_URL: upstream.url,
+      TPX_OAUTH_TOKEN: TOKEN,
+      TPX_PROXY_TOKEN: PROXY_TOKEN,
+    }),
+    doctor({
+      TPX_OAUTH_TOKEN_FILE: tokenFile,
+      TPX_BASE_URL: `${upstream.url}/v1`,
+      TPX_PROXY_TOKEN: PROXY_TOKEN,
+    }),
+  ]);
 });
 
 afterAll(async () => {
@@ -378,23 +397,7 @@ function doctor(env: Record<string, string>): Promise<{ code: number; output: st
 
 describe('tpx doctor', () => {
   it('never prints the key, the token or the proxy token, whether the endpoint accepts them or echoes them back', async () => {
-    const tokenFile = join(mkdtempSync(join(tmpdir(), 'tpx-security-')), 'token');
-    writeFileSync(tokenFile, `${TOKEN}\n`);
-    const runs = await Promise.all([
-      // anthropic selected; the OAuth token and the proxy token are set too and must not show either
-      doctor({
-        ANTHROPIC_API_KEY: KEY,
-        ANTHROPIC_BASE_URL: upstream.url,
-        TPX_OAUTH_TOKEN: TOKEN,
-        TPX_PROXY_TOKEN: PROXY_TOKEN,
-      }),
-      doctor({
-        TPX_OAUTH_TOKEN_FILE: tokenFile,
-        TPX_BASE_URL: `${upstream.url}/v1`,
-        TPX_PROXY_TOKEN: PROXY_TOKEN,
-      }),
-    ]);
-    for (const run of runs) {
+    for (const run of await doctorRuns) {
       expect(run.output).toMatch(/provider|configuration/);
       expectNoSecret(run.output, 'doctor output');
     }
