@@ -8,7 +8,6 @@ import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorTy
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
-import { mapUpstreamError } from '../translate/map-upstream-error.js';
 import type { ExchangeOptions, TokenCount } from '../transport/types.js';
 import {
   httpRequest,
@@ -19,10 +18,10 @@ import {
 } from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
+import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
 const DEFAULT_VERSION = '2023-06-01';
 /** Error bodies are read up to this size; the rest is not needed to explain the error. */
-const ERROR_BODY_LIMIT = 64 * 1024;
 
 export interface AnthropicConfig {
   apiKey: string;
@@ -80,36 +79,11 @@ function buildBody(
 }
 
 async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
-  let bodyText = '';
-  try {
-    bodyText = await readBody(response, context, ERROR_BODY_LIMIT);
-  } catch {
-    // An error body that cannot be read in full still leaves the status to explain the failure.
-  }
-  const input: Parameters<typeof mapUpstreamError>[0] = {
-    status: response.status,
-    bodyText,
-    headers: response.headers,
-    provider: 'anthropic',
-  };
-  const contentType = response.headers['content-type'];
-  if (contentType !== undefined) input.contentType = contentType;
-  throw mapUpstreamError(input);
+  throw await upstreamError(response, context, 'anthropic');
 }
 
 function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
-    throw new TransportError(
-      'MODEL_EPROTO',
-      `the anthropic ${what} is not valid JSON: ${JSON.stringify(excerpt)}`,
-      {
-        provider: 'anthropic',
-      },
-    );
-  }
+  return parseUpstreamJson(text, what, 'anthropic');
 }
 
 /** The `{type, message}` of a Messages error body, or `undefined` when `payload` is not one. */

@@ -31,7 +31,7 @@ import {
 } from '../translate/dialects.js';
 import { estimateInputTokens, loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
-import { mapStreamErrorObject, mapUpstreamError } from '../translate/map-upstream-error.js';
+import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
@@ -46,8 +46,7 @@ import {
 } from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
-
-const ERROR_BODY_LIMIT = 64 * 1024;
+import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
 export interface TpxConfig {
   /** Where the bearer token comes from; it may be refreshed from the same source after a 401. */
@@ -68,35 +67,11 @@ function protocolError(message: string): TransportError {
 }
 
 function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
-    throw protocolError(`the tpx ${what} is not valid JSON: ${JSON.stringify(excerpt)}`);
-  }
+  return parseUpstreamJson(text, what, 'tpx');
 }
 
 async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
-  throw await upstreamError(response, context);
-}
-
-/** Reads an error answer's body (within a small limit) and maps it to a `TransportError`. */
-async function upstreamError(response: HttpResponse, context: AttemptContext): Promise<TransportError> {
-  let bodyText = '';
-  try {
-    bodyText = await readBody(response, context, ERROR_BODY_LIMIT);
-  } catch {
-    // The status alone still explains the failure.
-  }
-  const input: Parameters<typeof mapUpstreamError>[0] = {
-    status: response.status,
-    bodyText,
-    headers: response.headers,
-    provider: 'tpx',
-  };
-  const contentType = response.headers['content-type'];
-  if (contentType !== undefined) input.contentType = contentType;
-  return mapUpstreamError(input);
+  throw await upstreamError(response, context, 'tpx');
 }
 
 /** Creates the OpenAI-compatible provider. */
@@ -143,7 +118,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       const response = await httpRequest(url, { ...init, headers }, context);
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status !== 401) return response;
-      const refused = await upstreamError(response, context);
+      const refused = await upstreamError(response, context, 'tpx');
       let fresh: string | undefined;
       if (sent === 1) {
         try {

@@ -273,7 +273,7 @@ describe('the first-byte deadline', () => {
   });
 
   leakFreeIt('retries an attempt that timed out waiting for headers', async () => {
-    useTransport({ firstByteTimeoutMs: 150, maxRetries: 1, sleep: async () => undefined });
+    useTransport({ firstByteTimeoutMs: 600, maxRetries: 1, sleep: async () => undefined });
     server.push(step.noHeaders(), step.json(textMessage()));
     await expect(active().send(helloRequest())).resolves.toEqual(textMessage());
     expect(server.requests).toHaveLength(2);
