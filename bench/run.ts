@@ -6,13 +6,14 @@
  * npm run bench                      # the full run (a few minutes on 2 cores), writes bench/results.json
  * npm run bench:smoke                # every benchmark, briefly: checks they still run; writes nothing
  * npx tsx bench/run.ts --only proxy,memory
- * npx tsx bench/run.ts --only proxy --cpu-prof-dir /tmp/prof   # profile tpx serve while it is measured
+ * npx tsx bench/run.ts --only proxy --cpu-prof-dir /tmp/prof   # profile the relays while they are measured
  * npx tsx bench/report.ts            # bench/results.json as Markdown tables
  * ```
  *
  * Options: `--smoke`; `--only <suites>` (comma-separated: translation, stream, proxy, memory);
- * `--out <file>` (default `bench/results.json` for a full run, nothing for a smoke run);
- * `--cpu-prof-dir <dir>` (run `tpx serve` with `node --cpu-prof`, profiles written there on exit).
+ * `--out <file>` (default `bench/results.json` for a full run of every suite, else nothing);
+ * `--cpu-prof-dir <dir>` (run `tpx serve` and the pass-through with `node --cpu-prof`; the profiles,
+ * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit).
  *
  * Nothing here is a test: no number fails the run. The run fails only when a benchmark cannot do its
  * work (a translation that produces the wrong thing, a proxy that answers an error).

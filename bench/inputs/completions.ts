@@ -2,11 +2,11 @@
  * Chat Completions responses (`chat.completion` bodies) as an OpenAI-compatible server sends them back,
  * built deterministically, in the three sizes of the response benchmark:
  *
- * | size   | content                                                        | body     |
- * |--------|----------------------------------------------------------------|----------|
- * | small  | a short text answer                                            | ~ 0.7 KB |
- * | medium | reasoning, text, 20 tool calls with ~1 KB of arguments each    | ~ 30 KB  |
- * | large  | reasoning, text, 200 tool calls with ~4.5 KB of arguments each | ~ 1 MB   |
+ * | size   | content                                                        | body      |
+ * |--------|----------------------------------------------------------------|-----------|
+ * | small  | a short text answer                                            | 954 B     |
+ * | medium | reasoning, text, 20 tool calls with ~1 KB of arguments each    | 24 KiB    |
+ * | large  | reasoning, text, 200 tool calls with ~4.5 KB of arguments each | 913 KiB   |
  *
  * @module
  */

@@ -4,11 +4,11 @@
  * tool_use) and the user (the matching tool_result). Every tenth result carries an image as well; every
  * seventh is an error. The request always ends with a user turn, as a real one does.
  *
- * | size   | turns after the prompt | tool calls | body     |
- * |--------|------------------------|------------|----------|
- * | small  | 0 (one user turn)      | 0          | ~ 6 KB   |
- * | medium | 40                     | 20         | ~ 100 KB |
- * | large  | 400                    | 200        | ~ 1 MB   |
+ * | size   | turns after the prompt | tool calls | body      |
+ * |--------|------------------------|------------|-----------|
+ * | small  | 0 (one user turn)      | 0          | 12 KiB    |
+ * | medium | 40                     | 20         | 115 KiB   |
+ * | large  | 400                    | 200        | 1.01 MiB  |
  *
  * @module
  */

@@ -9,7 +9,8 @@
  *
  * Every server is its own child process, run with plain `node` from a throw-away build of the sources
  * (`harness/build.ts`), started as `tpx serve` and `tpx mock-model` run for users (the CLI itself, with
- * its default logging on, log lines going to /dev/null); the load generator is this process. Three ways to the same upstream are measured back to back, in rotating order, in each round:
+ * its default logging on, log lines going to /dev/null); the load generator is this process. Three ways
+ * to the same upstream are measured back to back, in rotating order, in each round:
  *
  * - direct: the client talks to the upstream itself (on the tpx path it sends the Chat Completions body
  *   that `tpx serve` would send, so the upstream does the same work in all three cases);
@@ -19,7 +20,8 @@
  * Loads: non-streaming at 1 and 16 connections, streaming at 16. Added latency = a proxy's latency
  * minus the direct latency in the same round. Targets: tpx serve's added p50 at one connection ≤ 1.25×
  * the pass-through's; its throughput at 16 connections ≥ 0.85× the pass-through's; its streaming time
- * to first byte at 16 connections ≤ 1.3× the pass-through's.
+ * to first byte at 16 connections ≤ 1.3× the pass-through's. Each relay's CPU time per request is read
+ * from `/proc` around each load, which explains the throughput.
  *
  * @module
  */
@@ -56,7 +58,10 @@ export interface ProxyOptions {
   rounds: number;
   warmupMs: number;
   durationMs: number;
-  /** When set, `tpx serve` runs with `--cpu-prof` and writes its profile here on exit. */
+  /**
+   * When set, `tpx serve` and the pass-through run with `--cpu-prof` and write their profiles here on
+   * exit, as `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`.
+   */
   cpuProfileDir?: string | undefined;
 }
 

@@ -250,39 +250,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         () => {},
       );
     const checked = checkRequest(request);
-    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
-    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
-    const exchange = startExchange(deadlines, exchangeOptions.signal);
-    try {
-      for (let attempt = 0; ; attempt++) {
-        if (exchange.signal.aborted) throw abortedError(exchange.signal);
-        let status = 0;
-        let headers: Record<string, string> = {};
-        try {
-          const message = await provider.send(
-            checked,
-            exchangeOptions,
-            attemptContext(exchange.signal, deadlines),
-            (s, h) => {
-              status = s;
-              headers = h;
-            },
-          );
-          exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
-          return message;
-        } catch (raw) {
-          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
-          try {
-            await backoff(error, attempt, maxRetries, exchange, deadlines);
-          } catch (final) {
-            if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
-            throw final;
-          }
-        }
-      }
-    } finally {
-      exchange.dispose();
-    }
+    return runExchange(exchangeOptions, (context, report) =>
+      provider.send(checked, exchangeOptions, context, report),
+    );
   }
 
   async function* stream(
@@ -356,10 +326,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   }
 
   /**
-   * One exchange of a small JSON endpoint (count_tokens, models) under the same deadlines, retries and
-   * `onResponse` report as `send`.
+   * One non-streaming exchange (a message, count_tokens, models) under its deadlines, with retries and
+   * the `onResponse` report; `run` makes one attempt.
    */
-  async function smallExchange<T>(
+  async function runExchange<T>(
     exchangeOptions: ExchangeOptions,
     run: (context: AttemptContext, report: ReportResponse) => Promise<T>,
   ): Promise<T> {
@@ -415,7 +385,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         type: 'not_found_error',
       });
     }
-    return smallExchange(exchangeOptions, (context, report) =>
+    return runExchange(exchangeOptions, (context, report) =>
       count(request, exchangeOptions, context, report),
     );
   }
@@ -429,7 +399,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         type: 'not_found_error',
       });
     }
-    return smallExchange(exchangeOptions, (context, report) => list(exchangeOptions, context, report));
+    return runExchange(exchangeOptions, (context, report) => list(exchangeOptions, context, report));
   }
 
   return Object.freeze({
