@@ -77,7 +77,7 @@ for (const [path, names] of stages) {
 }
 process.stdout.write(
   renderText({
-    title: 'Translation paths, stage by stage (median per call)',
+    title: 'Translation paths, stage by stage (median over rounds of the mean time per call)',
     header: ['path', 'stage', 'time'],
     rows,
   }),

@@ -5,9 +5,10 @@
  * shares of the time the thread was busy (idle time left out). `JSON.parse` and `JSON.stringify` do
  * not appear on their own: V8 counts them as self time of their caller.
  *
- * Run: `npx tsx bench/profile/summarise-profile.ts <file.cpuprofile>… [top=25] [--requests=N]`; with the
- * number of requests the profiled process answered (the proxy suite reports it per way), each line also
- * shows the time per request.
+ * Run: `npx tsx bench/profile/summarise-profile.ts <file.cpuprofile>… [top=25] [--requests=N |
+ * --results=<results.json>]`; with the number of requests the profiled process answered (given, or
+ * taken from the results of the proxy run that wrote the profile), each line also shows the time per
+ * request.
  *
  * @module
  */
@@ -47,10 +48,27 @@ function shortName(url: string): string {
 const args = process.argv.slice(2);
 const paths = args.filter((arg) => arg.endsWith('.cpuprofile'));
 const top = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 25);
-/** With `--requests=N` (the requests the process answered), each line also shows µs per request. */
-const requests = Number(
-  args.find((arg) => arg.startsWith('--requests='))?.slice('--requests='.length) ?? Number.NaN,
-);
+const option = (name: string) => args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+
+/**
+ * The requests the profiled process answered, for µs per request: `--requests=N`, or with
+ * `--results=<results.json>` of the same proxy run, the sum of `totalRequests` over the rows of the
+ * relay the profile's file name names (`tpx-serve.cpuprofile` → provider tpx, via tpx serve).
+ */
+function requestsFor(path: string): number {
+  const given = option('requests');
+  if (given !== undefined) return Number(given);
+  const resultsPath = option('results');
+  const relay = /(tpx|anthropic)-(serve|pass-through)\.cpuprofile$/.exec(path);
+  if (resultsPath === undefined || relay === null) return Number.NaN;
+  const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as {
+    proxy?: { rows: { provider: string; via: string; totalRequests: number }[] };
+  };
+  const via = relay[2] === 'serve' ? 'tpx serve' : 'pass-through';
+  return (results.proxy?.rows ?? [])
+    .filter((row) => row.provider === relay[1] && row.via === via)
+    .reduce((sum, row) => sum + row.totalRequests, 0);
+}
 if (paths.length === 0) throw new Error('usage: summarise-profile.ts <file.cpuprofile>… [top]');
 
 /**
@@ -70,7 +88,7 @@ function areaOf(file: string, functionName: string): string {
 /** Native frames that are not work: the process waiting, or the profiler's own bookkeeping. */
 const NOT_WORK = new Set(['(idle)']);
 
-function print(title: string, entries: Map<string, number>, busyUs: number): void {
+function print(title: string, entries: Map<string, number>, busyUs: number, requests: number): void {
   process.stdout.write(`\n${title} (share of ${(busyUs / 1000).toFixed(0)} ms busy)\n`);
   for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     const share = ((100 * us) / busyUs).toFixed(1).padStart(5);
@@ -104,6 +122,7 @@ for (const path of paths) {
   process.stdout.write(
     `\n== ${path}: ${(totalUs / 1000).toFixed(0)} ms sampled, ${(busyUs / 1000).toFixed(0)} ms busy\n`,
   );
-  print('Self time by function', selfByFunction, busyUs);
-  print('Self time by area', selfByArea, busyUs);
+  const requests = requestsFor(path);
+  print('Self time by function', selfByFunction, busyUs, requests);
+  print('Self time by area', selfByArea, busyUs, requests);
 }
