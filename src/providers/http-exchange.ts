@@ -255,7 +255,9 @@ export function createDispatcherPool(): {
         agent = new Agent({
           connect: connectorClosingUnusedSockets(connectTimeoutMs),
           keepAliveTimeout: 4_000,
-          connections: 128,
+          // No cap on connections per origin: a proxy in front of many agents must not queue exchanges
+          // behind a fixed pool, where they would wait with their first-byte deadline already running.
+          connections: null,
           pipelining: 1,
         });
         agents.set(connectTimeoutMs, agent);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
+import { createIdGenerator } from '../transport/id-generator.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { isTransportError, type ProviderName } from '../errors.js';
@@ -20,8 +20,10 @@ import type { InboundRequest, JsonResponse } from './types.js';
 const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
 
 /** A fresh request id in Anthropic's style: `req_` and 24 random URL-safe characters. */
+const nextRequestSuffix = createIdGenerator(18);
+
 export function generateRequestId(): string {
-  return `req_${randomBytes(18).toString('base64url')}`;
+  return `req_${nextRequestSuffix()}`;
 }
 
 /** Splits a request target into its path and its query string (without `?`). */

@@ -121,9 +121,21 @@ async function writeResponse(
   response.writeHead(answer.status, headers);
   // Each frame is written as soon as it exists: node sends it at once (no Nagle delay, see
   // startServer's `noDelay`), so every event is flushed on its own.
+  // Frames made from one upstream chunk arrive in the same tick: corking until the next tick sends them
+  // in one write, while a frame that arrives alone still goes out at once.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    response.uncork();
+  };
   for await (const frame of answer.frames) {
     // Leaving the loop calls the frames' `return()`, which ends the upstream exchange.
     if (response.destroyed) break;
+    if (!corked) {
+      corked = true;
+      response.cork();
+      process.nextTick(uncork);
+    }
     if (!response.write(frame)) await drained(response);
   }
   if (!response.destroyed) response.end();

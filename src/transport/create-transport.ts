@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TransportError, isTransportError, toTransportError } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
@@ -17,6 +16,7 @@ import { noneProvider } from '../providers/none.js';
 import type { Provider, ReportResponse } from '../providers/provider.js';
 import { createTpxProvider } from '../providers/tpx.js';
 import { redactValues, withRedactedErrors } from './redact-errors.js';
+import { createIdGenerator } from './id-generator.js';
 import { retryDelayMs } from './retry-delay.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
@@ -41,10 +41,6 @@ export const DEFAULT_DEADLINES: Readonly<Deadlines> = Object.freeze({
 
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
-
-function defaultGenerateId(): string {
-  return randomBytes(12).toString('base64url');
-}
 
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   return delay(ms, undefined, { signal }).then(
@@ -173,7 +169,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? defaultSleep;
-  const generateId = options.generateId ?? defaultGenerateId;
+  const generateId = options.generateId ?? createIdGenerator();
   const pool = createDispatcherPool();
   let closed = false;
 
@@ -275,6 +271,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
     const exchange = startExchange(deadlines, exchangeOptions.signal);
     let delivered = false;
+    let finished = false;
     try {
       for (let attempt = 0; ; attempt++) {
         if (exchange.signal.aborted) throw abortedError(exchange.signal);
@@ -299,7 +296,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         try {
           for (;;) {
             const next = await iterator.next();
-            if (next.done === true) return;
+            if (next.done === true) {
+              finished = true;
+              return;
+            }
             if (!delivered) report();
             delivered = true;
             yield next.value;
@@ -320,7 +320,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         }
       }
     } finally {
-      exchange.abort(new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
+      // A stream the consumer left early still has an upstream request to end; a finished one has not,
+      // and skipping the abort spares building an error (and its stack) on every normal exchange.
+      if (!finished && !exchange.signal.aborted) {
+        exchange.abort(new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
+      }
       exchange.dispose();
     }
   }
