@@ -61,11 +61,15 @@ Message as JSON, or with --stream the text as it arrives.
 Options:
   --stream    stream the answer and print text as it arrives
 `,
-  doctor: `Usage: tpx doctor
+  doctor: `Usage: tpx doctor [--probe] [--model name]
 
 Shows which provider is selected and why (never a secret) — for tpx also the dialect profile and where
 the token comes from — checks that the endpoint is reachable and accepts the credentials, and prints a
 fix for each failure.
+
+Options:
+  --probe          also send one tiny request (16 output tokens at most) and report the answer
+  --model <name>   the model for the probe (default claude-haiku-4-5; the tpx path sends TPX_MODEL when set)
 `,
   'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
 
@@ -79,6 +83,9 @@ Starts tpx mock-model on a free loopback port, selects the tpx provider against 
 agent loop with two local tools (add, now), printing every exchange. Needs no network or credentials.
 `,
 };
+
+/** The model a `doctor --probe` asks when none is named (the tpx path sends TPX_MODEL instead when set). */
+const DEFAULT_PROBE_MODEL = 'claude-haiku-4-5';
 
 function version(): string {
   const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -274,7 +281,7 @@ function describeTpxSetup(transport: ModelTransport): string {
 }
 
 async function doctor(args: string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, {}, false);
+  const { values } = parse(args, { probe: { type: 'boolean' }, model: { type: 'string' } }, false);
   if (values['help'] === true) {
     io.stdout(HELP['doctor']!);
     return EXIT_OK;
@@ -300,11 +307,26 @@ async function doctor(args: string[], io: CliIo): Promise<number> {
     try {
       await transport.listModels({ timeoutMs: 10_000, maxRetries: 0 });
       io.stdout('endpoint: reachable, credentials accepted\n');
-      return EXIT_OK;
     } catch (error) {
       io.stdout(
         `endpoint: check failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`,
       );
+      return EXIT_EXCHANGE_ERROR;
+    }
+    if (values['probe'] !== true) return EXIT_OK;
+    // One tiny real exchange: the only way to know that the model answers, not just the server.
+    const model = typeof values['model'] === 'string' ? values['model'] : DEFAULT_PROBE_MODEL;
+    try {
+      const message = await transport.send(
+        { model, max_tokens: 16, messages: [{ role: 'user', content: 'Reply with the word ok.' }] },
+        { timeoutMs: 30_000, maxRetries: 0 },
+      );
+      io.stdout(
+        `probe: the model answered (stop_reason ${String(message.stop_reason)}, ${message.usage.output_tokens} output tokens)\n`,
+      );
+      return EXIT_OK;
+    } catch (error) {
+      io.stdout(`probe: failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`);
       return EXIT_EXCHANGE_ERROR;
     }
   } finally {

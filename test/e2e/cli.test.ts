@@ -148,6 +148,16 @@ describe('the tpx binary', () => {
     expect(result.stdout + result.stderr).not.toContain(token);
   });
 
+  it('doctor --probe sends one tiny request and reports the answer', async () => {
+    const before = mock.requests.length;
+    const result = await tpx(['doctor', '--probe'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('probe: the model answered (stop_reason end_turn');
+    const chat = mock.requests.slice(before).filter((request) => request.path.endsWith('/chat/completions'));
+    expect(chat).toHaveLength(1);
+    expect((chat[0]?.body as { max_tokens?: number }).max_tokens).toBe(16);
+  });
+
   it('doctor reports an unreachable endpoint with a fix', async () => {
     const result = await tpx(['doctor'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: 'http://127.0.0.1:1/v1' });
     expect(result.code).toBe(1);
