@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { isTransportError, TransportError } from '../errors.js';
 import { startMockModel, parseMockScript } from '../mock-model/mock-model.js';
 import type { MessagesRequest } from '../protocol/messages.js';
-import { startServer } from '../server/start-server.js';
+import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport } from '../transport/types.js';
 import { runDemo } from './demo.js';
@@ -154,6 +154,11 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   };
   if (proxyToken !== undefined && proxyToken !== '') serveOptions.proxyToken = proxyToken;
   const server = await startServer(serveOptions);
+  if (!isLoopbackHost(serveOptions.host ?? '127.0.0.1') && serveOptions.proxyToken === undefined) {
+    io.stderr(
+      `warning: tpx serve is reachable beyond this machine (${String(serveOptions.host)}) and TPX_PROXY_TOKEN is not set: anyone who can reach it can use its credentials\n`,
+    );
+  }
   io.stderr(
     [
       `tpx serve listening on ${server.url}`,

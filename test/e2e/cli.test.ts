@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +130,32 @@ describe('the tpx binary', () => {
     const result = await tpx(['send', '-'], { TPX_OAUTH_TOKEN: token }, '{}');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('TPX_BASE_URL');
+  });
+
+  it('serve prints its address, provider and Claude Code lines, then exits 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+      env: { ...BASE_ENV, TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url },
+    });
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no address printed: ${stderr}`)), 10_000);
+      child.stderr.on('data', (data: Buffer) => {
+        stderr += data.toString();
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+        if (match !== null && stderr.includes('ANTHROPIC_BASE_URL=')) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+    });
+    expect(stderr).toContain('provider: tpx (TPX_OAUTH_TOKEN is set');
+    expect(stderr).toContain(`ANTHROPIC_BASE_URL=${url}`);
+    expect(stderr).not.toContain(token);
+    const health = (await (await fetch(`${url}/healthz`)).json()) as { provider: string };
+    expect(health.provider).toBe('tpx');
+    const exitCode = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exitCode).toBe(0);
   });
 
   it('doctor explains the selection and a fix when there are no credentials', async () => {
