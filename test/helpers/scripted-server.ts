@@ -376,8 +376,14 @@ export async function startScriptedServer(
           sent += piece.length;
           if (!response.write(piece)) {
             await new Promise<void>((resolve) => {
-              response.once('drain', resolve);
-              response.once('close', resolve);
+              // Each wait removes both listeners, so a long body does not pile up 'close' listeners.
+              const done = () => {
+                response.off('drain', done);
+                response.off('close', done);
+                resolve();
+              };
+              response.once('drain', done);
+              response.once('close', done);
             });
           }
         }
