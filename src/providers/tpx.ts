@@ -150,6 +150,31 @@ export function createTpxProvider(config: TpxConfig): Provider {
     );
   }
 
+  /**
+   * A whole JSON answer, translated: the `send` path, and streams from servers that ignore
+   * `stream: true`. A 200 body holding only an error object is that error.
+   */
+  async function readJsonAnswer(
+    response: HttpResponse,
+    context: AttemptContext,
+    request: MessagesRequest,
+    toolNames: ReturnType<typeof prepare>['translated']['toolNames'],
+  ): Promise<Message> {
+    const payload = parseJson(await readBody(response, context), 'response');
+    if (typeof payload === 'object' && payload !== null && 'error' in payload && !('choices' in payload)) {
+      throw mapStreamErrorObject(payload.error, 'tpx');
+    }
+    const validated = validateChatCompletionResponse(payload);
+    if (!validated.ok) {
+      throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
+    }
+    return translateResponse(normalizeResponse(dialect, validated.value), {
+      requestModel: request.model,
+      toolNames,
+      generateId: config.generateId,
+    });
+  }
+
   return {
     name: 'tpx',
 
@@ -162,18 +187,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         report,
       );
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
-      const payload = parseJson(await readBody(response, context), 'response');
-      if (typeof payload === 'object' && payload !== null && 'error' in payload && !('choices' in payload)) {
-        throw mapStreamErrorObject(payload.error, 'tpx');
-      }
-      const validated = validateChatCompletionResponse(payload);
-      if (!validated.ok)
-        throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
-      return translateResponse(normalizeResponse(dialect, validated.value), {
-        requestModel: request.model,
-        toolNames: translated.toolNames,
-        generateId: config.generateId,
-      });
+      return readJsonAnswer(response, context, request, translated.toolNames);
     },
 
     async *stream(
@@ -194,16 +208,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (!contentType.includes('text/event-stream')) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
         if (contentType.includes('json')) {
-          const payload = parseJson(await readBody(response, context), 'response');
-          const validated = validateChatCompletionResponse(payload);
-          if (!validated.ok)
-            throw protocolError(`the tpx response is not a valid chat completion: ${validated.message}`);
-          const message = translateResponse(normalizeResponse(dialect, validated.value), {
-            requestModel: request.model,
-            toolNames: translated.toolNames,
-            generateId: config.generateId,
-          });
-          yield* messageAsEvents(message);
+          yield* messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames));
           return;
         }
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
