@@ -17,7 +17,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
-import { readSse } from './read-sse.js';
+import { readSse, type SseMessage } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
 const DEFAULT_VERSION = '2023-06-01';
@@ -197,7 +197,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       return validated.value;
     },
 
-    async *stream(request, options, context, report: ReportResponse): AsyncGenerator<MessageStreamEvent> {
+    async *stream(request, options, context, report: ReportResponse): AsyncGenerator<MessageStreamEvent[]> {
       const response = await httpRequest(
         buildUrl(config.baseUrl, options.query),
         {
@@ -222,12 +222,13 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       const toolIds = new Set<string>();
       const toolInputs = new Map<number, string[]>();
       let brokenInput: { index: number; text: string } | undefined;
-      for await (const sse of readSse(response, context)) {
+      /** Checks one event against the stream's rules; the event to deliver, or undefined to skip it. */
+      const accept = (sse: SseMessage): MessageStreamEvent | undefined => {
         const data = sse.data.trim();
-        if (data === '') continue;
+        if (data === '') return undefined;
         const payload = parseJson(data, 'stream event');
         const type = (payload as { type?: unknown } | null)?.type;
-        if (typeof type === 'string' && !isKnownEventType(type)) continue; // future event types are skipped
+        if (typeof type === 'string' && !isKnownEventType(type)) return undefined; // future event types are skipped
         const validated = validateStreamEvent(payload);
         if (!validated.ok) {
           throw new TransportError(
@@ -270,8 +271,28 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
             },
           );
         }
-        yield event;
-        if (event.type === 'message_stop') return;
+        return event;
+      };
+      for await (const messages of readSse(response, context)) {
+        const batch: MessageStreamEvent[] = [];
+        let stopped = false;
+        try {
+          for (const sse of messages) {
+            const event = accept(sse);
+            if (event === undefined) continue;
+            batch.push(event);
+            if (event.type === 'message_stop') {
+              stopped = true;
+              break;
+            }
+          }
+        } catch (error) {
+          // What the chunk held before the failure is delivered first, as an unbatched stream would.
+          if (batch.length > 0) yield batch;
+          throw error;
+        }
+        if (batch.length > 0) yield batch;
+        if (stopped) return;
       }
       throw new TransportError('MODEL_EPROTO', 'the anthropic stream ended before message_stop', {
         provider: 'anthropic',

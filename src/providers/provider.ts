@@ -21,13 +21,18 @@ export interface Provider {
     context: AttemptContext,
     report: ReportResponse,
   ): Promise<Message>;
-  /** One attempt; every failure is thrown from the iteration as a `TransportError`. */
+  /**
+   * One attempt, as batches of events in protocol order: the events one chunk of the upstream body
+   * produced come in one array (never empty), so the layers above take a chunk's worth in one step. A
+   * failure is thrown from the iteration as a `TransportError`, after the batch of events that came
+   * before it in the same chunk.
+   */
   stream(
     request: MessagesRequest,
     options: ExchangeOptions,
     context: AttemptContext,
     report: ReportResponse,
-  ): AsyncGenerator<MessageStreamEvent>;
+  ): AsyncGenerator<MessageStreamEvent[]>;
   /** One attempt of `count_tokens`; rejects with a `TransportError`. */
   countTokens?(
     request: CountTokensRequest,
@@ -37,4 +42,9 @@ export interface Provider {
   ): Promise<TokenCount>;
   /** One attempt of listing models, answered in the Messages list shape; rejects with a `TransportError`. */
   listModels?(options: ExchangeOptions, context: AttemptContext, report: ReportResponse): Promise<unknown>;
+}
+
+/** Appends `events` to `batch`, without the spread that would copy them once more. */
+export function appendEvents(batch: MessageStreamEvent[], events: readonly MessageStreamEvent[]): void {
+  for (let index = 0; index < events.length; index++) batch.push(events[index]!);
 }

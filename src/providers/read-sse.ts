@@ -6,7 +6,13 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError } from '../errors.js';
-import { bodyChunks, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import {
+  IdleDeadline,
+  classifyError,
+  discard,
+  type AttemptContext,
+  type HttpResponse,
+} from './http-exchange.js';
 
 /** One SSE message. `event` is undefined for data-only messages. */
 export interface SseMessage {
@@ -15,12 +21,17 @@ export interface SseMessage {
 }
 
 /**
- * Yields the SSE messages of a response body as they arrive. Enforces the response size limit over the
- * whole stream, and the largest single event. Breaking out of the loop destroys the body.
+ * Yields the SSE messages of a response body as they arrive, in batches: every message completed by
+ * one chunk of the body comes in one array (never empty), so a consumer handles a chunk's worth of
+ * events in one step. Enforces the response size limit over the whole stream, the largest single
+ * event, and the idle deadline between chunks. Breaking out of the loop destroys the body.
  */
-export async function* readSse(response: HttpResponse, context: AttemptContext): AsyncGenerator<SseMessage> {
+export async function* readSse(
+  response: HttpResponse,
+  context: AttemptContext,
+): AsyncGenerator<SseMessage[]> {
   const decoder = new TextDecoder('utf-8');
-  const pending: SseMessage[] = [];
+  let pending: SseMessage[] = [];
   let parseFailure: TransportError | undefined;
   const parser = createParser({
     onEvent(message: EventSourceMessage) {
@@ -37,9 +48,17 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
     },
     maxBufferSize: context.maxResponseBytes,
   });
+  const { body } = response;
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const idle = new IdleDeadline(response, context);
   let size = 0;
   try {
-    for await (const buffer of bodyChunks(response, context)) {
+    for (;;) {
+      idle.waiting();
+      const next = await chunks.next();
+      idle.busy();
+      if (next.done === true) break;
+      const buffer = next.value;
       size += buffer.length;
       if (size > context.maxResponseBytes) {
         throw new TransportError(
@@ -50,17 +69,24 @@ export async function* readSse(response: HttpResponse, context: AttemptContext):
       }
       parser.feed(decoder.decode(buffer, { stream: true }));
       if (parseFailure !== undefined) throw parseFailure;
-      while (pending.length > 0) yield pending.shift()!;
+      if (pending.length > 0) {
+        const batch = pending;
+        pending = [];
+        yield batch;
+      }
     }
     // A stream whose last event lacks its terminating blank line (or even the end of its last line) still
     // delivers that event: the parser dispatches only at a blank line, and `reset({ consume: true })`
     // parses a pending line without dispatching it, so the blank line is supplied here. A stream that
     // ended properly gains only empty lines, which dispatch nothing.
     parser.feed(`${decoder.decode()}\n\n`);
-    while (pending.length > 0) yield pending.shift()!;
+    if (pending.length > 0) yield pending;
   } catch (error) {
     throw classifyError(error, context);
   } finally {
-    if (!response.body.destroyed) response.body.destroy();
+    idle.stop();
+    // A consumer that stops early leaves no body half read: ending the iteration destroys it.
+    await chunks.return?.();
+    discard(body);
   }
 }

@@ -11,7 +11,6 @@
  * @module
  */
 import { TransportError, isTransportError } from '../errors.js';
-import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import {
   validateChatCompletionChunk,
@@ -44,7 +43,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
-import type { Provider, ReportResponse } from './provider.js';
+import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
@@ -195,7 +194,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       _options: ExchangeOptions,
       context,
       report: ReportResponse,
-    ): AsyncGenerator<MessageStreamEvent> {
+    ): AsyncGenerator<MessageStreamEvent[]> {
       const { translated, body, headers, url } = prepare(request, true);
       const response = await sendAuthorized(
         url,
@@ -208,7 +207,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (!contentType.includes('text/event-stream')) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
         if (contentType.includes('json')) {
-          yield* messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames));
+          yield [...messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames))];
           return;
         }
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
@@ -226,30 +225,47 @@ export function createTpxProvider(config: TpxConfig): Provider {
       // error then fails the attempt before anything reached the caller, so it can still be retried, or
       // answered by the proxy with a proper HTTP status. A pass-through waits for that chunk too.
       let pendingStart: MessageStreamEvent[] | undefined = translator.start();
-      const withStart = (events: MessageStreamEvent[]): MessageStreamEvent[] => {
-        if (pendingStart === undefined) return events;
-        const all = events.length === 0 ? pendingStart : [...pendingStart, ...events];
-        pendingStart = undefined;
-        return all;
+      const append = (batch: MessageStreamEvent[], events: MessageStreamEvent[]): void => {
+        if (pendingStart !== undefined) {
+          appendEvents(batch, pendingStart);
+          pendingStart = undefined;
+        }
+        appendEvents(batch, events);
       };
-      for await (const sse of readSse(response, context)) {
-        const data = sse.data.trim();
-        if (sse.event === 'error') {
-          const payload = data === '' ? {} : parseJsonLoose(data);
-          const errorObject = (payload as { error?: unknown } | null)?.error ?? payload;
-          throw mapStreamErrorObject(errorObject, 'tpx');
+      for await (const messages of readSse(response, context)) {
+        const batch: MessageStreamEvent[] = [];
+        let finished = false;
+        try {
+          for (const sse of messages) {
+            const data = sse.data.trim();
+            if (sse.event === 'error') {
+              const payload = data === '' ? {} : parseJsonLoose(data);
+              const errorObject = (payload as { error?: unknown } | null)?.error ?? payload;
+              throw mapStreamErrorObject(errorObject, 'tpx');
+            }
+            if (data === '') continue;
+            if (data === '[DONE]') {
+              finished = true;
+              break;
+            }
+            const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
+            if (!validated.ok) {
+              throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
+            }
+            append(batch, translator.push(normalize(validated.value)));
+          }
+          if (finished) append(batch, translator.finish(true));
+        } catch (error) {
+          // What the chunk produced before the failure is delivered first, as an unbatched stream would.
+          if (batch.length > 0) yield batch;
+          throw error;
         }
-        if (data === '') continue;
-        if (data === '[DONE]') {
-          yield* withStart(translator.finish(true));
-          return;
-        }
-        const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
-        if (!validated.ok) throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
-        const chunk: ChatCompletionChunk = normalize(validated.value);
-        yield* withStart(translator.push(chunk));
+        if (batch.length > 0) yield batch;
+        if (finished) return;
       }
-      yield* withStart(translator.finish(false));
+      const last: MessageStreamEvent[] = [];
+      append(last, translator.finish(false));
+      if (last.length > 0) yield last;
     },
 
     async countTokens(request): Promise<TokenCount> {

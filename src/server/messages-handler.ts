@@ -19,6 +19,7 @@
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
 import type { MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { streamBatches } from '../transport/stream-batches.js';
 import type { ModelTransport } from '../transport/types.js';
 import { createProxyAuth } from './auth.js';
 import { handleCountTokens } from './count-tokens.js';
@@ -86,7 +87,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       mergeUsage(exchange.usage, message.usage);
       return exchange.json(200, JSON.stringify(message));
     }
-    const iterator = transport.stream(request, exchangeOptions)[Symbol.asyncIterator]();
+    const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
     const first = await iterator.next();
     if (first.done === true) {
       throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', {
@@ -96,10 +97,20 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     return streamResponse(exchange, first.value, iterator);
   }
 
+  /** A batch of events as SSE frames, in one string: one write for what one upstream chunk produced. */
+  function encodeBatch(usage: UsageRecord, batch: readonly MessageStreamEvent[]): string {
+    let frames = '';
+    for (const event of batch) {
+      trackUsage(usage, event);
+      frames += encodeSseEvent(event);
+    }
+    return frames;
+  }
+
   function streamResponse(
     exchange: Exchange,
-    first: MessageStreamEvent,
-    iterator: AsyncIterator<MessageStreamEvent>,
+    first: MessageStreamEvent[],
+    iterator: AsyncIterator<MessageStreamEvent[]>,
   ): SseResponse {
     const usage: UsageRecord = {};
     exchange.usage = usage;
@@ -108,13 +119,11 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       let state: 'streaming' | 'complete' | 'failed' = 'streaming';
       let failure: unknown;
       try {
-        trackUsage(usage, first);
-        yield encodeSseEvent(first);
+        yield encodeBatch(usage, first);
         for (;;) {
           const next = await iterator.next();
           if (next.done === true) break;
-          trackUsage(usage, next.value);
-          yield encodeSseEvent(next.value);
+          yield encodeBatch(usage, next.value);
         }
         state = 'complete';
       } catch (error) {

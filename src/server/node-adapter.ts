@@ -1,8 +1,8 @@
 /**
  * The thin `node:http` adapter: turns an `IncomingMessage` into an {@link InboundRequest} (body read on
  * demand within the size limit, a signal that aborts when the client goes away) and writes the
- * handler's {@link ProxyResponse} back — one JSON body, or SSE frames written and flushed one at a time
- * with backpressure honoured.
+ * handler's {@link ProxyResponse} back — one JSON body, or SSE frames written and flushed as they come
+ * (the frames of one upstream chunk in one write), with backpressure honoured.
  *
  * @module
  */
@@ -119,24 +119,12 @@ async function writeResponse(
   // Even for a client that already left, the loop below starts the frames once and stops them, so that
   // the upstream exchange is ended and logged.
   response.writeHead(answer.status, headers);
-  // Each frame is written as soon as it exists: node sends it at once (no Nagle delay, see
-  // startServer's `noDelay`), so every event is flushed on its own.
-  // Frames made from one upstream chunk arrive in the same tick: corking until the next tick sends them
-  // in one write, while a frame that arrives alone still goes out at once.
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    response.uncork();
-  };
-  for await (const frame of answer.frames) {
+  // Each string (the frames of one upstream chunk) is written as soon as it exists: node sends it at once
+  // (no Nagle delay, see startServer's `noDelay`), so what the upstream sent together goes out together.
+  for await (const frames of answer.frames) {
     // Leaving the loop calls the frames' `return()`, which ends the upstream exchange.
     if (response.destroyed) break;
-    if (!corked) {
-      corked = true;
-      response.cork();
-      process.nextTick(uncork);
-    }
-    if (!response.write(frame)) await drained(response);
+    if (!response.write(frames)) await drained(response);
   }
   if (!response.destroyed) response.end();
 }

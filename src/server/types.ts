@@ -40,8 +40,9 @@ export interface SseResponse {
   status: 200;
   headers: Record<string, string>;
   /**
-   * Complete SSE frames, to be written and flushed one by one. Stopping the iteration early (a client
-   * that went away) ends the upstream exchange.
+   * Complete SSE frames, each string one or more of them (the events one upstream chunk produced), to
+   * be written and flushed one string at a time. Stopping the iteration early (a client that went away)
+   * ends the upstream exchange.
    */
   frames: AsyncIterable<string>;
 }

@@ -18,6 +18,7 @@ import { createTpxProvider } from '../providers/tpx.js';
 import { redactValues, withRedactedErrors } from './redact-errors.js';
 import { createIdGenerator } from './id-generator.js';
 import { retryDelayMs } from './retry-delay.js';
+import { STREAM_BATCHES } from './stream-batches.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
 import type {
@@ -251,10 +252,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     );
   }
 
-  async function* stream(
+  /** One streaming exchange, as the provider's batches (see `stream-batches.ts`). */
+  async function* streamBatches(
     request: MessagesRequestInput,
     exchangeOptions: ExchangeOptions = {},
-  ): AsyncGenerator<MessageStreamEvent> {
+  ): AsyncGenerator<MessageStreamEvent[]> {
     ensureOpen();
     checkCount(exchangeOptions.maxRetries, 'maxRetries');
     if (config.provider === 'none') {
@@ -406,6 +408,16 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     return runExchange(exchangeOptions, (context, report) => list(exchangeOptions, context, report));
   }
 
+  /** The public stream: the batches, one event at a time. */
+  async function* stream(
+    request: MessagesRequestInput,
+    exchangeOptions?: ExchangeOptions,
+  ): AsyncGenerator<MessageStreamEvent> {
+    for await (const batch of streamBatches(request, exchangeOptions)) {
+      for (const event of batch) yield event;
+    }
+  }
+
   return Object.freeze({
     provider: config.provider,
     selection,
@@ -419,6 +431,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       // A generator never throws on creation, so even a bad request surfaces from the iteration.
       return stream(request, exchangeOptions);
     },
+    [STREAM_BATCHES]: streamBatches,
     async close() {
       closed = true;
       await pool.close();

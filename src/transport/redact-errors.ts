@@ -63,6 +63,7 @@ export function withRedactedErrors(provider: Provider, redact: Redact): Provider
       }),
     async *stream(...args) {
       try {
+        // Batches pass through as they are: this layer costs one step per chunk, not per event.
         yield* provider.stream(...args);
       } catch (error) {
         throw redactError(error, redact);

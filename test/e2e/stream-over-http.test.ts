@@ -185,7 +185,11 @@ const context: AttemptContext = {
 
 async function decode(parts: readonly Buffer[]): Promise<SseMessage[]> {
   const messages: SseMessage[] = [];
-  for await (const message of readSse(responseOf(parts), context)) messages.push(message);
+  for await (const batch of readSse(responseOf(parts), context)) {
+    // A batch is what one chunk completed: never empty.
+    expect(batch.length).toBeGreaterThan(0);
+    messages.push(...batch);
+  }
   return messages;
 }
 
