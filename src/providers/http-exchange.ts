@@ -151,11 +151,22 @@ export class IdleDeadline {
 
 function ignore(): void {}
 
-/** Ends a body nobody will read: destroyed, its abort error (undici raises one) heard and dropped. */
+/**
+ * The reason a body is destroyed with when its reader is done with it. One shared error: a body left
+ * early is destroyed on every streamed exchange (the reader stops at `[DONE]` or `message_stop`), and a
+ * fresh error each time would cost a stack trace on a path where nothing failed. It is heard by nobody.
+ */
+const NO_LONGER_READ = new Error('the response body is no longer read');
+
+/**
+ * Ends a body nobody will read: destroyed, its error heard and dropped. A body already received in
+ * full only lets go of its buffers; one still arriving has its request aborted (undici closes that
+ * connection).
+ */
 export function discard(body: HttpResponse['body']): void {
   if (body.destroyed) return;
   body.on('error', ignore);
-  body.destroy();
+  body.destroy(NO_LONGER_READ);
 }
 
 /** Decodes a whole body. A decoder without `stream` keeps no state between calls, so one serves all. */

@@ -85,8 +85,9 @@ export async function* readSse(
     throw classifyError(error, context);
   } finally {
     idle.stop();
-    // A consumer that stops early leaves no body half read: ending the iteration destroys it.
-    await chunks.return?.();
+    // A consumer that stops early leaves no body half read. The body is destroyed before the iteration
+    // ends: ending it first would make Node destroy the body with a fresh AbortError, stack and all.
     discard(body);
+    await chunks.return?.();
   }
 }

@@ -41,28 +41,10 @@ export interface ExchangeRecord {
   responseBody?: string;
 }
 
-/**
- * The logger to use: the caller's, a silent one for `false`, or a new one writing JSON to stdout.
- *
- * The new one writes asynchronously: a line goes out at once when no write is in progress, and lines
- * logged meanwhile go out together in the next write. A synchronous write per exchange cost the proxy
- * a system call on every request, on the request's own path. Lines still queued when the process
- * exits are written by pino's exit hook; `startServer` flushes them when it closes.
- */
+/** The logger to use: the caller's, a silent one for `false`, or a new one writing JSON to stdout. */
 export function createServerLogger(option: Logger | false | undefined): Logger {
   if (option === false) return pino({ enabled: false });
-  return option ?? pino({ name: 'tpx-serve' }, pino.destination({ dest: 1, sync: false }));
-}
-
-/** Writes out the lines a logger still holds; resolves once they are written (or could not be). */
-export function flushLogger(logger: Logger): Promise<void> {
-  return new Promise((resolve) => {
-    try {
-      logger.flush(() => resolve());
-    } catch {
-      resolve();
-    }
-  });
+  return option ?? pino({ name: 'tpx-serve' });
 }
 
 /** Writes one exchange line: `info` for answers below 500, `warn` for server-side failures. */

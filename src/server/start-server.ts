@@ -18,7 +18,7 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
 import type { ModelTransport } from '../transport/types.js';
-import { createServerLogger, flushLogger } from './logger.js';
+import { createServerLogger } from './logger.js';
 import { createMessagesHandler } from './messages-handler.js';
 import { createNodeListener } from './node-adapter.js';
 
@@ -211,7 +211,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     server.closeAllConnections();
     await closed;
     logger.info({ url }, 'closed');
-    if (options.logger === undefined) await flushLogger(logger);
   }
 
   let closing: Promise<void> | undefined;
