@@ -6,13 +6,7 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError } from '../errors.js';
-import {
-  IdleDeadline,
-  classifyError,
-  discard,
-  type AttemptContext,
-  type HttpResponse,
-} from './http-exchange.js';
+import { IdleDeadline, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
 
 /** One SSE message. `event` is undefined for data-only messages. */
 export interface SseMessage {
@@ -49,16 +43,14 @@ export async function* readSse(
     maxBufferSize: context.maxResponseBytes,
   });
   const { body } = response;
-  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const idle = new IdleDeadline(response, context);
   let size = 0;
   try {
     for (;;) {
       idle.waiting();
-      const next = await chunks.next();
+      const buffer = await body.read();
       idle.busy();
-      if (next.done === true) break;
-      const buffer = next.value;
+      if (buffer === null) break;
       size += buffer.length;
       if (size > context.maxResponseBytes) {
         throw new TransportError(
@@ -85,9 +77,7 @@ export async function* readSse(
     throw classifyError(error, context);
   } finally {
     idle.stop();
-    // A consumer that stops early leaves no body half read. The body is destroyed before the iteration
-    // ends: ending it first would make Node destroy the body with a fresh AbortError, stack and all.
-    discard(body);
-    await chunks.return?.();
+    // A consumer that stops early leaves no body half read: a body still arriving is aborted.
+    body.destroy();
   }
 }

@@ -287,7 +287,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
           );
           if (mapped !== undefined) return mapped;
         } else {
-          await response.body.dump();
+          response.body.destroy();
         }
       } catch (error) {
         if (context.signal.aborted) throw error;

@@ -7,7 +7,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../../src/errors.js';
@@ -17,7 +16,7 @@ import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { readSse, type SseMessage } from '../../src/providers/read-sse.js';
-import type { AttemptContext, HttpResponse } from '../../src/providers/http-exchange.js';
+import { ResponseBody, type AttemptContext, type HttpResponse } from '../../src/providers/http-exchange.js';
 import { DEFAULT_DEADLINES } from '../../src/transport/create-transport.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { openAiSse, startScriptedServer, step, type ScriptedServer } from '../helpers/scripted-server.js';
@@ -169,7 +168,7 @@ function responseOf(parts: readonly Buffer[]): HttpResponse {
   return {
     status: 200,
     headers: { 'content-type': 'text/event-stream' },
-    body: Readable.from(parts) as HttpResponse['body'],
+    body: ResponseBody.of(parts),
   };
 }
 

@@ -1,0 +1,133 @@
+import { describe, expect, it, vi } from 'vitest';
+import { HIGH_WATER_BYTES, ResponseBody } from './response-body.js';
+
+function attached() {
+  const body = new ResponseBody();
+  const abort = vi.fn<(reason: Error) => void>();
+  const resume = vi.fn<() => void>();
+  const settled = vi.fn<() => void>();
+  body.attach(abort, resume, settled);
+  return { body, abort, resume, settled };
+}
+
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+
+describe('ResponseBody', () => {
+  it('hands a waiting reader every chunk pushed in the same tick as one buffer', async () => {
+    const { body } = attached();
+    const read = body.read();
+    body.push(bytes('event: a\n'));
+    body.push(bytes('data: 1\n\n'));
+    body.push(bytes('event: b\n'));
+    expect((await read)?.toString()).toBe('event: a\ndata: 1\n\nevent: b\n');
+  });
+
+  it('delivers chunks queued before a read, then null once the body ended', async () => {
+    const { body, settled } = attached();
+    body.push(bytes('one '));
+    body.push(bytes('two'));
+    body.end();
+    expect(settled).toHaveBeenCalledTimes(1);
+    expect((await body.read())?.toString()).toBe('one two');
+    expect(await body.read()).toBeNull();
+    expect(await body.read()).toBeNull();
+  });
+
+  it('delivers the last chunks before the end to a reader that was waiting', async () => {
+    const { body } = attached();
+    const first = body.read();
+    body.push(bytes('tail'));
+    body.end();
+    expect((await first)?.toString()).toBe('tail');
+    expect(await body.read()).toBeNull();
+  });
+
+  it('ends a waiting reader with null when the body ends with nothing queued', async () => {
+    const { body } = attached();
+    const read = body.read();
+    body.end();
+    expect(await read).toBeNull();
+  });
+
+  it('rejects a waiting reader, and every later read, with the error the body failed with', async () => {
+    const { body, settled } = attached();
+    const read = body.read();
+    const failure = new Error('socket hang up');
+    body.fail(failure);
+    await expect(read).rejects.toBe(failure);
+    await expect(body.read()).rejects.toBe(failure);
+    expect(settled).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops chunks queued before a failure', async () => {
+    const { body } = attached();
+    body.push(bytes('partial'));
+    body.fail(new Error('reset'));
+    await expect(body.read()).rejects.toThrow('reset');
+  });
+
+  it('refuses a second read while one is waiting', async () => {
+    const { body } = attached();
+    const first = body.read();
+    await expect(body.read()).rejects.toThrow('one chunk at a time');
+    body.end();
+    expect(await first).toBeNull();
+  });
+
+  it('asks the producer to pause above the high-water mark and resumes it once the reader took the bytes', async () => {
+    const { body, resume } = attached();
+    expect(body.push(Buffer.alloc(HIGH_WATER_BYTES))).toBe(true);
+    expect(body.push(Buffer.alloc(1))).toBe(false);
+    expect(resume).not.toHaveBeenCalled();
+    const chunk = await body.read();
+    expect(chunk?.length).toBe(HIGH_WATER_BYTES + 1);
+    expect(resume).toHaveBeenCalledTimes(1);
+  });
+
+  it('aborts the request when destroyed while the body is still arriving, rejecting a waiting read with the reason', async () => {
+    const { body, abort } = attached();
+    const read = body.read();
+    const reason = new Error('idle deadline');
+    body.destroy(reason);
+    await expect(read).rejects.toBe(reason);
+    expect(abort).toHaveBeenCalledWith(reason);
+    expect(body.destroyed).toBe(true);
+  });
+
+  it('aborts with a shared reason when destroyed without one', () => {
+    const { body, abort } = attached();
+    body.destroy();
+    body.destroy();
+    expect(abort).toHaveBeenCalledTimes(1);
+    expect(abort.mock.calls[0]![0]).toBeInstanceOf(Error);
+  });
+
+  it('does not abort a body that was received in full when it is destroyed', async () => {
+    const { body, abort } = attached();
+    body.push(bytes('done'));
+    body.end();
+    body.destroy();
+    expect(abort).not.toHaveBeenCalled();
+    expect(body.destroyed).toBe(true);
+    // What was queued is let go: the reader is done with it.
+    expect(await body.read()).toBeNull();
+  });
+
+  it('ignores chunks pushed after the end or after being destroyed', async () => {
+    const { body } = attached();
+    body.destroy();
+    expect(body.push(bytes('late'))).toBe(true);
+    await expect(body.read()).rejects.toThrow();
+  });
+
+  it('of() delivers one read per given chunk, however small, then null', async () => {
+    const body = ResponseBody.of([bytes('a'), bytes('é').subarray(0, 1), bytes('é').subarray(1)]);
+    const reads: (string | null)[] = [];
+    for (;;) {
+      const chunk = await body.read();
+      reads.push(chunk === null ? null : chunk.toString('hex'));
+      if (chunk === null) break;
+    }
+    expect(reads).toEqual(['61', 'c3', 'a9', null]);
+  });
+});
