@@ -6,6 +6,7 @@
  */
 import { Agent, buildConnector, errors as undiciErrors, util as undiciUtil, type Dispatcher } from 'undici';
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
+import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
 import { ResponseBody } from './response-body.js';
 
@@ -14,7 +15,7 @@ export { ResponseBody };
 /** What a provider needs to make one attempt of an exchange. */
 export interface AttemptContext {
   /** Aborts on caller cancel (reason: `MODEL_EABORTED`) or the total deadline (reason: `MODEL_ETIMEOUT`). */
-  signal: AbortSignal;
+  cancellation: Cancellation;
   deadlines: Deadlines;
   dispatcher: (connectTimeoutMs: number) => Dispatcher;
   maxResponseBytes: number;
@@ -72,7 +73,7 @@ function parseRawHeaders(raw: Buffer[]): Record<string, string> {
  *
  * It talks to undici's dispatcher directly, with a handler of its own, rather than through
  * `undici.request`: the body is a {@link ResponseBody} the providers pull chunks from, not a Node
- * `Readable`, and no `AbortSignal` is made per attempt. Together that halves the HTTP client's CPU time
+ * `Readable`, and no `AbortSignal` is made per attempt (see `transport/cancellation.ts`). Together that halves the HTTP client's CPU time
  * per exchange (measured with the proxy benchmark; see docs/performance.md).
  */
 export function httpRequest(
@@ -81,7 +82,7 @@ export function httpRequest(
   context: AttemptContext,
 ): Promise<HttpResponse> {
   const { deadlines } = context;
-  const exchange = context.signal;
+  const exchange = context.cancellation;
   if (exchange.aborted) return Promise.reject(classifyError(exchange.reason, context));
   return new Promise<HttpResponse>((resolve, reject) => {
     const body = new ResponseBody();
@@ -107,9 +108,9 @@ export function httpRequest(
       settled = true;
       clearTimeout(timer);
       timer = undefined;
-      exchange.removeEventListener('abort', onExchangeAbort);
+      exchange.offAbort(onExchangeAbort);
     };
-    exchange.addEventListener('abort', onExchangeAbort, { once: true });
+    exchange.onAbort(onExchangeAbort);
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abort: (reason?: Error) => void) {
         abortRequest = abort;
@@ -269,8 +270,8 @@ function deadlineError(
 export function classifyError(error: unknown, context: AttemptContext): TransportError {
   if (isTransportError(error)) return error;
   const provider = context.provider;
-  if (context.signal.aborted) {
-    const reason: unknown = context.signal.reason;
+  if (context.cancellation.aborted) {
+    const reason: unknown = context.cancellation.reason;
     if (isTransportError(reason)) return reason;
     return new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller', {
       provider,

@@ -110,7 +110,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     context: AttemptContext,
     report: ReportResponse,
   ): Promise<HttpResponse> {
-    const exchange = context.signal;
+    const exchange = context.cancellation;
     let token = await tokens.token(exchange);
     for (let sent = 1; ; sent++) {
       const headers = { ...init.headers, authorization: `Bearer ${token}` };
@@ -121,9 +121,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
       let fresh: string | undefined;
       if (sent === 1) {
         try {
-          fresh = await tokens.refresh(exchange, token, context.signal);
+          fresh = await tokens.refresh(exchange, token, exchange.signal);
         } catch (error) {
-          if (context.signal.aborted && isTransportError(context.signal.reason)) throw context.signal.reason;
+          if (exchange.aborted && isTransportError(exchange.reason)) throw exchange.reason;
           throw error;
         }
       }
@@ -290,7 +290,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
           response.body.destroy();
         }
       } catch (error) {
-        if (context.signal.aborted) throw error;
+        if (context.cancellation.aborted) throw error;
         // A refused token or an endpoint that cannot be reached is an answer in itself, not a reason
         // to pretend: only a server without a usable `/models` route falls back.
         if (

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { CANCELLATION, type WithCancellation } from '../transport/cancellation.js';
 import { createIdGenerator } from '../transport/id-generator.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -120,16 +121,23 @@ export class Exchange {
       const value = this.request.headers[name];
       if (value !== undefined) headers[name] = value;
     }
-    const options: ExchangeOptions = {
-      signal: this.request.signal,
+    const options: ExchangeOptions & WithCancellation = {
       headers,
       onResponse: (info) => {
         this.upstream = info;
       },
     };
+    const { cancellation } = this.request;
+    if (cancellation !== undefined) options[CANCELLATION] = cancellation;
+    else options.signal = this.request.signal;
     if (this.query !== '') options.query = this.query;
     if (rawBody !== undefined) options.rawBody = rawBody;
     return options;
+  }
+
+  /** Whether the client went away (or the server gave up on the exchange). */
+  get clientGone(): boolean {
+    return (this.request.cancellation ?? this.request.signal).aborted;
   }
 
   /** Response headers: content type, `request-id`, and the upstream's retry and rate-limit headers. */

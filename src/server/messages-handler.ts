@@ -114,7 +114,6 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
   ): SseResponse {
     const usage: UsageRecord = {};
     exchange.usage = usage;
-    const signal = exchange.request.signal;
     async function* frames(): AsyncGenerator<string> {
       let state: 'streaming' | 'complete' | 'failed' = 'streaming';
       let failure: unknown;
@@ -130,13 +129,13 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
         state = 'failed';
         failure = error;
         // A client that left gets nothing more; any other failure ends the stream with an error frame.
-        if (!signal.aborted) yield errorFrame(error, exchange.requestId);
+        if (!exchange.clientGone) yield errorFrame(error, exchange.requestId);
       } finally {
         if (state === 'streaming') {
           // The consumer stopped early (the client went away): end the upstream exchange too.
           await iterator.return?.().catch(() => undefined);
         }
-        exchange.log(200, failure, { clientClosed: signal.aborted || state === 'streaming' });
+        exchange.log(200, failure, { clientClosed: exchange.clientGone || state === 'streaming' });
       }
     }
     const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);

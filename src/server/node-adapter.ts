@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TransportError } from '../errors.js';
+import { Cancellation } from '../transport/cancellation.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { generateRequestId } from './exchange.js';
 import type { InboundRequest, ProxyHandler, ProxyResponse } from './types.js';
@@ -17,8 +18,8 @@ export interface NodeListenerOptions {
   /** Largest request body accepted, in bytes. */
   maxRequestBytes: number;
   /** Told when an exchange starts and when its connection is done with it (graceful shutdown). */
-  onExchangeStart?: (controller: AbortController) => void;
-  onExchangeEnd?: (controller: AbortController) => void;
+  onExchangeStart?: (cancellation: Cancellation) => void;
+  onExchangeEnd?: (cancellation: Cancellation) => void;
   /** True once the server is shutting down: answers from then on close their connection. */
   isClosing?: () => boolean;
 }
@@ -139,13 +140,13 @@ export function createNodeListener(
   };
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const controller = new AbortController();
-    options.onExchangeStart?.(controller);
+    const cancellation = new Cancellation();
+    options.onExchangeStart?.(cancellation);
     response.once('close', () => {
       if (!response.writableFinished) {
-        controller.abort(new TransportError('MODEL_EABORTED', 'the client closed the connection'));
+        cancellation.abort(new TransportError('MODEL_EABORTED', 'the client closed the connection'));
       }
-      options.onExchangeEnd?.(controller);
+      options.onExchangeEnd?.(cancellation);
     });
     const body = createBodyReader(request, options.maxRequestBytes);
     const inbound: InboundRequest = {
@@ -153,7 +154,11 @@ export function createNodeListener(
       url: request.url ?? '/',
       headers: request.headers,
       readBody: () => body.read(),
-      signal: controller.signal,
+      // A signal is made only if something asks for one; the transport follows the cancellation.
+      get signal() {
+        return cancellation.signal;
+      },
+      cancellation,
     };
     let answer: ProxyResponse;
     try {

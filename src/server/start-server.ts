@@ -18,6 +18,7 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
 import type { ModelTransport } from '../transport/types.js';
+import type { Cancellation } from '../transport/cancellation.js';
 import { createServerLogger } from './logger.js';
 import { createMessagesHandler } from './messages-handler.js';
 import { createNodeListener } from './node-adapter.js';
@@ -146,7 +147,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   const logger = createServerLogger(options.logger);
   const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
-  const inFlight = new Set<AbortController>();
+  const inFlight = new Set<Cancellation>();
   let isClosing = false;
   let onIdle: (() => void) | undefined;
 
@@ -161,9 +162,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     createNodeListener(handler, {
       maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       isClosing: () => isClosing,
-      onExchangeStart: (controller) => inFlight.add(controller),
-      onExchangeEnd: (controller) => {
-        inFlight.delete(controller);
+      onExchangeStart: (cancellation) => inFlight.add(cancellation),
+      onExchangeEnd: (cancellation) => {
+        inFlight.delete(cancellation);
         if (isClosing) {
           // A connection whose exchange just ended is idle now: close it instead of keeping it alive.
           server.closeIdleConnections();
@@ -204,8 +205,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         { inFlight: inFlight.size, shutdownGraceMs },
         'shutdown grace period over: cancelling exchanges in flight',
       );
-      for (const controller of inFlight) {
-        controller.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
+      for (const cancellation of inFlight) {
+        cancellation.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
       }
     }
     server.closeAllConnections();

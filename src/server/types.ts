@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Cancellation } from '../transport/cancellation.js';
 
 /** One request to the proxy. */
 export interface InboundRequest {
@@ -20,7 +21,12 @@ export interface InboundRequest {
    */
   readBody(): Promise<Uint8Array>;
   /** Aborts when the client goes away (or the server gives up on the exchange at shutdown). */
-  signal: AbortSignal;
+  readonly signal: AbortSignal;
+  /**
+   * The same as `signal`, without the cost of an `AbortSignal`: when present, the transport is given
+   * this instead (see `transport/cancellation.ts`).
+   */
+  readonly cancellation?: Cancellation;
 }
 
 /** A response with one body, already serialised. */

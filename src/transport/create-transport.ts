@@ -16,6 +16,7 @@ import { noneProvider } from '../providers/none.js';
 import type { Provider, ReportResponse } from '../providers/provider.js';
 import { createTpxProvider } from '../providers/tpx.js';
 import { redactValues, withRedactedErrors } from './redact-errors.js';
+import { CANCELLATION, Cancellation, type WithCancellation } from './cancellation.js';
 import { createIdGenerator } from './id-generator.js';
 import { retryDelayMs } from './retry-delay.js';
 import { STREAM_BATCHES } from './stream-batches.js';
@@ -86,16 +87,17 @@ function checkRequest(request: unknown): MessagesRequest {
 }
 
 /**
- * One exchange's control: a signal that fires on caller cancel or the total deadline, with the right
- * `TransportError` as its reason; `dispose()` clears the timer and listeners.
+ * One exchange's control: a cancellation that fires on caller cancel or the total deadline, with the
+ * right `TransportError` as its reason; `dispose()` clears the timer and the link to the caller. The
+ * proxy hands over its client's {@link Cancellation} (under {@link CANCELLATION}) instead of a signal.
  */
-function startExchange(deadlines: Deadlines, callerSignal: AbortSignal | undefined) {
-  const controller = new AbortController();
+function startExchange(deadlines: Deadlines, exchangeOptions: ExchangeOptions) {
+  const cancellation = new Cancellation();
   const startedAt = Date.now();
   let timer: NodeJS.Timeout | undefined;
   if (deadlines.timeoutMs > 0) {
     timer = setTimeout(() => {
-      controller.abort(
+      cancellation.abort(
         new TransportError(
           'MODEL_ETIMEOUT',
           `the exchange did not finish within ${deadlines.timeoutMs} ms (total deadline)`,
@@ -108,28 +110,29 @@ function startExchange(deadlines: Deadlines, callerSignal: AbortSignal | undefin
     }, deadlines.timeoutMs);
     timer.unref();
   }
-  const onCallerAbort = () => {
-    controller.abort(new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller'));
-  };
-  if (callerSignal !== undefined) {
-    if (callerSignal.aborted) onCallerAbort();
-    else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
-  }
+  const caller = (exchangeOptions as WithCancellation)[CANCELLATION] ?? exchangeOptions.signal;
+  const unlink =
+    caller === undefined
+      ? undefined
+      : cancellation.follow(
+          caller,
+          () => new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller'),
+        );
   return {
-    signal: controller.signal,
+    cancellation,
     startedAt,
     abort(reason: TransportError) {
-      controller.abort(reason);
+      cancellation.abort(reason);
     },
     dispose() {
       if (timer !== undefined) clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
+      unlink?.();
     },
   };
 }
 
-function abortedError(signal: AbortSignal): TransportError {
-  const reason: unknown = signal.reason;
+function abortedError(cancellation: Cancellation): TransportError {
+  const reason: unknown = cancellation.reason;
   return isTransportError(reason)
     ? reason
     : new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller');
@@ -203,9 +206,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       break;
   }
 
-  function attemptContext(signal: AbortSignal, deadlines: Deadlines): AttemptContext {
+  function attemptContext(cancellation: Cancellation, deadlines: Deadlines): AttemptContext {
     return {
-      signal,
+      cancellation,
       deadlines,
       dispatcher: (ms) => pool.get(ms),
       maxResponseBytes,
@@ -225,11 +228,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     exchange: ReturnType<typeof startExchange>,
     deadlines: Deadlines,
   ): Promise<void> {
-    if (retryIndex >= maxRetries || !shouldRetry(error) || exchange.signal.aborted) throw error;
+    if (retryIndex >= maxRetries || !shouldRetry(error) || exchange.cancellation.aborted) throw error;
     const wait = retryDelayMs({ retryIndex, headers: error.headers, nowMs: Date.now(), random: random() });
     if (deadlines.timeoutMs > 0 && Date.now() - exchange.startedAt + wait >= deadlines.timeoutMs) throw error;
-    await sleep(wait, exchange.signal);
-    if (exchange.signal.aborted) throw abortedError(exchange.signal);
+    await sleep(wait, exchange.cancellation.signal);
+    if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
   }
 
   async function send(
@@ -243,7 +246,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       return noneProvider.send(
         request as MessagesRequest,
         exchangeOptions,
-        attemptContext(new AbortController().signal, baseDeadlines),
+        attemptContext(new Cancellation(), baseDeadlines),
         () => {},
       );
     const checked = checkRequest(request);
@@ -263,7 +266,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       yield* noneProvider.stream(
         request as MessagesRequest,
         exchangeOptions,
-        attemptContext(new AbortController().signal, baseDeadlines),
+        attemptContext(new Cancellation(), baseDeadlines),
         () => {},
       );
       return;
@@ -271,12 +274,12 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     const checked = checkRequest(request);
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
-    const exchange = startExchange(deadlines, exchangeOptions.signal);
+    const exchange = startExchange(deadlines, exchangeOptions);
     let delivered = false;
     let finished = false;
     try {
       for (let attempt = 0; ; attempt++) {
-        if (exchange.signal.aborted) throw abortedError(exchange.signal);
+        if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
         let status = 0;
         let headers: Record<string, string> = {};
         let reported = false;
@@ -289,7 +292,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         const iterator = provider.stream(
           checked,
           exchangeOptions,
-          attemptContext(exchange.signal, deadlines),
+          attemptContext(exchange.cancellation, deadlines),
           (s, h) => {
             status = s;
             headers = h;
@@ -307,7 +310,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             yield next.value;
           }
         } catch (raw) {
-          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
+          const error = exchange.cancellation.aborted
+            ? abortedError(exchange.cancellation)
+            : toTransportError(raw);
           // Never retry once anything reached the caller: the caller would see the exchange twice.
           if (delivered) throw error;
           try {
@@ -318,13 +323,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           }
         } finally {
           // A consumer that stops early (break / return) ends the upstream request too.
-          if (!exchange.signal.aborted) await iterator.return(undefined);
+          if (!exchange.cancellation.aborted) await iterator.return(undefined);
         }
       }
     } finally {
       // A stream the consumer left early still has an upstream request to end; a finished one has not,
       // and skipping the abort spares building an error (and its stack) on every normal exchange.
-      if (!finished && !exchange.signal.aborted) {
+      if (!finished && !exchange.cancellation.aborted) {
         exchange.abort(new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
       }
       exchange.dispose();
@@ -342,24 +347,26 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     ensureOpen();
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
-    const exchange = startExchange(deadlines, exchangeOptions.signal);
+    const exchange = startExchange(deadlines, exchangeOptions);
     try {
       for (let attempt = 0; ; attempt++) {
-        if (exchange.signal.aborted) throw abortedError(exchange.signal);
+        if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
         let status = 0;
         let headers: Record<string, string> = {};
         const report = () => {
           if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
         };
         try {
-          const result = await run(attemptContext(exchange.signal, deadlines), (s, h) => {
+          const result = await run(attemptContext(exchange.cancellation, deadlines), (s, h) => {
             status = s;
             headers = h;
           });
           report();
           return result;
         } catch (raw) {
-          const error = exchange.signal.aborted ? abortedError(exchange.signal) : toTransportError(raw);
+          const error = exchange.cancellation.aborted
+            ? abortedError(exchange.cancellation)
+            : toTransportError(raw);
           try {
             await backoff(error, attempt, maxRetries, exchange, deadlines);
           } catch (final) {

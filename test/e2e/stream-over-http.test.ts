@@ -16,6 +16,7 @@ import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { readSse, type SseMessage } from '../../src/providers/read-sse.js';
+import { Cancellation } from '../../src/transport/cancellation.js';
 import { ResponseBody, type AttemptContext, type HttpResponse } from '../../src/providers/http-exchange.js';
 import { DEFAULT_DEADLINES } from '../../src/transport/create-transport.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
@@ -173,7 +174,7 @@ function responseOf(parts: readonly Buffer[]): HttpResponse {
 }
 
 const context: AttemptContext = {
-  signal: new AbortController().signal,
+  cancellation: new Cancellation(),
   deadlines: DEFAULT_DEADLINES,
   dispatcher: () => {
     throw new Error('no network in this test');
