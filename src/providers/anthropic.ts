@@ -17,6 +17,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import type { Provider, ReportResponse } from './provider.js';
+import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
@@ -194,6 +195,8 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       }
       const duplicate = firstDuplicateToolId(validated.value.content);
       if (duplicate !== undefined) throw duplicateToolId(duplicate);
+      // The validated message is the upstream's own: a relay may send its text on unchanged.
+      if (validated.value === payload) rememberRawJson(validated.value, text);
       return validated.value;
     },
 

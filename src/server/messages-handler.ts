@@ -19,6 +19,7 @@
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
 import type { MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { rawJsonOf } from '../providers/raw-json.js';
 import { streamBatches } from '../transport/stream-batches.js';
 import type { ModelTransport } from '../transport/types.js';
 import { createProxyAuth } from './auth.js';
@@ -85,7 +86,8 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       const message = await transport.send(request, exchangeOptions);
       exchange.usage = {};
       mergeUsage(exchange.usage, message.usage);
-      return exchange.json(200, JSON.stringify(message));
+      // A native answer goes out as the upstream wrote it; a translated one is serialised here.
+      return exchange.json(200, rawJsonOf(message) ?? JSON.stringify(message));
     }
     const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
     const first = await iterator.next();

@@ -67,6 +67,25 @@ describe('tpx serve in front of Anthropic', () => {
     expect(response.headers.get('anthropic-ratelimit-requests-remaining')).toBe('99');
   });
 
+  it('relays a native JSON answer byte for byte, as the upstream wrote it', async () => {
+    // Key order, spacing and a field this version does not know: nothing is re-serialised on the way.
+    const upstreamText = `{
+  "type": "message", "id": "msg_native_bytes", "role": "assistant", "model": "claude-test",
+  "content": [{"type": "text", "text": "caf\u00e9 \ud83d\ude00"}],
+  "stop_reason": "end_turn", "stop_sequence": null,
+  "usage": {"input_tokens": 3, "output_tokens": 2},
+  "container": {"id": "future-field"}
+}`;
+    upstream.push(step.text(200, upstreamText, { 'content-type': 'application/json' }));
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': CLIENT_KEY },
+      body: JSON.stringify(HELLO),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(upstreamText);
+  });
+
   it('sends the client bytes, version, beta header and query upstream with the start-up key only', async () => {
     upstream.push(step.json(textMessage()));
     // Claude Code calls `/v1/messages?beta=true` with an `anthropic-beta` header (PROTOCOLS.md A.0).
