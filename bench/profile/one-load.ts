@@ -17,10 +17,12 @@ import { shortPrompt } from '../inputs/conversations.js';
 const [provider = 'tpx', kind = 'json', connections = '1', seconds = '8', dir = '/tmp/tpx-prof'] =
   process.argv.slice(2);
 const stream = kind === 'stream';
+/** More flags for the relay's node, e.g. `TPX_BENCH_NODE_FLAGS="--log-deopt --logfile=/tmp/v8.log"`. */
+const extraFlags = (process.env['TPX_BENCH_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
 const profile =
   process.env['TPX_BENCH_NO_PROFILE'] === '1'
-    ? []
-    : ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-name=serve.cpuprofile'];
+    ? extraFlags
+    : [...extraFlags, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-name=serve.cpuprofile'];
 const upstream =
   provider === 'tpx'
     ? await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) })
