@@ -84,7 +84,7 @@ const CONFIG = isSmoke
         sizes: [1_000, 10_000, 100_000],
         rounds: { rounds: 12, batchMs: 20, warmupMs: 100 },
       },
-      proxy: { rounds: 3, warmupMs: 300, durationMs: 1_500 },
+      proxy: { rounds: 5, warmupMs: 300, durationMs: 1_500 },
       memory: {
         streamLevels: [100, 1_000],
         warmupStreams: 200,
