@@ -84,9 +84,12 @@ describe('backpressure', () => {
   it('pauses the upstream while the consumer does not read, and delivers every delta once it does', async () => {
     upstream = await startFloodingUpstream();
     transport = createTransport({ env: {}, tpxToken: 'bp-token', tpxBaseUrl: upstream.url, maxRetries: 0 });
-    const events = transport
-      .stream({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'flood' }] })
-      [Symbol.asyncIterator]();
+    const stream = transport.stream({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'flood' }],
+    });
+    const events = stream[Symbol.asyncIterator]();
     // The first event arrives, then the consumer stops reading for a while.
     expect((await events.next()).value).toMatchObject({ type: 'message_start' });
     await new Promise((resolve) => setTimeout(resolve, 400));
