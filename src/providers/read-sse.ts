@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { TransportError } from '../errors.js';
 import { IdleDeadline, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
@@ -24,7 +25,10 @@ export async function* readSse(
   response: HttpResponse,
   context: AttemptContext,
 ): AsyncGenerator<SseMessage[]> {
-  const decoder = new TextDecoder('utf-8');
+  // StringDecoder rather than TextDecoder: the same streaming UTF-8 decoding (a character split across
+  // chunks waits for its rest; invalid bytes become U+FFFD), without an ICU converter made per stream.
+  const decoder = new StringDecoder('utf8');
+  let atStart = true;
   let pending: SseMessage[] = [];
   let parseFailure: TransportError | undefined;
   const parser = createParser({
@@ -59,7 +63,13 @@ export async function* readSse(
           { provider: context.provider },
         );
       }
-      parser.feed(decoder.decode(buffer, { stream: true }));
+      let text = decoder.write(buffer);
+      if (atStart && text !== '') {
+        atStart = false;
+        // A byte order mark opening the stream is not part of it (WHATWG HTML, "Parsing an event stream").
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      }
+      parser.feed(text);
       if (parseFailure !== undefined) throw parseFailure;
       if (pending.length > 0) {
         const batch = pending;
@@ -71,7 +81,7 @@ export async function* readSse(
     // delivers that event: the parser dispatches only at a blank line, and `reset({ consume: true })`
     // parses a pending line without dispatching it, so the blank line is supplied here. A stream that
     // ended properly gains only empty lines, which dispatch nothing.
-    parser.feed(`${decoder.decode()}\n\n`);
+    parser.feed(`${decoder.end()}\n\n`);
     if (pending.length > 0) yield pending;
   } catch (error) {
     throw classifyError(error, context);
