@@ -181,9 +181,13 @@ export class IdleDeadline {
     const idleMs = context.deadlines.idleTimeoutMs;
     if (idleMs <= 0) return;
     this.#timer = setTimeout(() => {
+      // A body that has settled needs no deadline, even if its reader never stops this one.
+      if (response.body.settled) return;
       if (this.#waiting) response.body.destroy(deadlineError('idle', context));
       else this.#timer?.refresh();
     }, idleMs);
+    // While the reader waits, the connection keeps the process alive; the deadline need not.
+    this.#timer.unref();
   }
 
   /** The reader waits for the next chunk from now on. */

@@ -26,7 +26,9 @@ describe('ResponseBody', () => {
     const { body, settled } = attached();
     body.push(bytes('one '));
     body.push(bytes('two'));
+    expect(body.settled).toBe(false);
     body.end();
+    expect(body.settled).toBe(true);
     expect(settled).toHaveBeenCalledTimes(1);
     expect((await body.read())?.toString()).toBe('one two');
     expect(await body.read()).toBeNull();
@@ -92,6 +94,7 @@ describe('ResponseBody', () => {
     await expect(read).rejects.toBe(reason);
     expect(abort).toHaveBeenCalledWith(reason);
     expect(body.destroyed).toBe(true);
+    expect(body.settled).toBe(true);
   });
 
   it('aborts with a shared reason when destroyed without one', () => {

@@ -56,6 +56,11 @@ export class ResponseBody {
     this.#onSettled = onSettled;
   }
 
+  /** Whether the body has ended, failed or been destroyed: nothing more will arrive. */
+  get settled(): boolean {
+    return this.#state !== 'open' || this.#destroyed;
+  }
+
   /** Whether the body was destroyed by its reader (or its deadline). */
   get destroyed(): boolean {
     return this.#destroyed;
