@@ -16,7 +16,12 @@ import type { ModelTransport } from '../../src/transport/types.js';
 const NEVER_ACCEPTS = `
 const server = require('node:net').createServer();
 server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
-  process.stdout.write(String(server.address().port) + '\\n', () => { for (;;) {} });
+  // Busy for 15 s at most, then gone: a test run that dies cannot leave it spinning.
+  process.stdout.write(String(server.address().port) + '\\n', () => {
+    const end = Date.now() + 15_000;
+    while (Date.now() < end) {}
+    process.exit(0);
+  });
 });
 `;
 
