@@ -28,7 +28,7 @@ import { formatBytes, formatRatio, round, verdict } from './harness/stats.js';
 import { renderText, type Table } from './harness/table.js';
 import { runMemory, STREAM_MEMORY_TARGET_BYTES, type MemoryResult } from './suites/memory.js';
 import { PROXY_TARGETS, runProxy, type ProxyResult } from './suites/proxy.js';
-import { runStream, type StreamResult } from './suites/stream.js';
+import { CHUNK_TARGET, runStream, type StreamResult } from './suites/stream.js';
 import { runTranslation, TRANSLATION_TARGET, type TranslationResult } from './suites/translation.js';
 
 const SUITES = ['translation', 'stream', 'proxy', 'memory'] as const;
@@ -145,6 +145,15 @@ if (only.has('translation')) {
 if (only.has('stream')) {
   stream = await timed('stream', () => runStream(CONFIG.stream.sizes, CONFIG.stream.rounds));
   show(stream.tables);
+  for (const row of stream.rows) {
+    targets.push({
+      benchmark: 'stream',
+      measure: `${row.shape} ${row.deltas}: translation / floor, per chunk`,
+      value: formatRatio(row.ratio),
+      target: `≤ ${CHUNK_TARGET}×`,
+      met: row.ratio <= CHUNK_TARGET,
+    });
+  }
   for (const row of stream.scaling) {
     targets.push({
       benchmark: 'stream',
