@@ -8,6 +8,7 @@ import { Agent, buildConnector, errors as undiciErrors, util as undiciUtil, type
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
 import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
+import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { ResponseBody } from './response-body.js';
 
 export { ResponseBody };
@@ -20,6 +21,8 @@ export interface AttemptContext {
   dispatcher: (connectTimeoutMs: number) => Dispatcher;
   maxResponseBytes: number;
   provider: ProviderName;
+  /** Present when the attempt is observed: extra headers to send, and where the upstream model is noted. */
+  notes?: AttemptNotes;
 }
 
 export interface HttpResponse {
@@ -153,7 +156,7 @@ export function httpRequest(
           origin,
           path,
           method: init.method,
-          headers: init.headers,
+          headers: withNotedHeaders(init.headers, context.notes),
           body: init.body ?? null,
           headersTimeout: deadlines.firstByteTimeoutMs,
           bodyTimeout: deadlines.idleTimeoutMs,

@@ -43,6 +43,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { noteUpstreamModel } from './attempt-notes.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
@@ -179,6 +180,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
 
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
       const { translated, body, headers, url } = prepare(request, false);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -196,6 +198,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
       const { translated, body, headers, url } = prepare(request, true);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },

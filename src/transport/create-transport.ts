@@ -22,6 +22,7 @@ import { retryDelayMs } from './retry-delay.js';
 import { STREAM_BATCHES } from './stream-batches.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
+import { observeTokenRefresh, startAttempt, type ObservedAttempt } from './observer.js';
 import type {
   CountTokensRequest,
   Deadlines,
@@ -187,7 +188,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     }
     case 'tpx': {
       const tpx = config.tpx!;
-      const tokens = createTokenSource(tpx.tokenSpec);
+      const tokens = observeTokenRefresh(createTokenSource(tpx.tokenSpec), options.observer);
       provider = withRedactedErrors(
         createTpxProvider({
           tokens,
@@ -206,14 +207,20 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       break;
   }
 
-  function attemptContext(cancellation: Cancellation, deadlines: Deadlines): AttemptContext {
-    return {
+  function attemptContext(
+    cancellation: Cancellation,
+    deadlines: Deadlines,
+    observed?: ObservedAttempt,
+  ): AttemptContext {
+    const context: AttemptContext = {
       cancellation,
       deadlines,
       dispatcher: (ms) => pool.get(ms),
       maxResponseBytes,
       provider: config.provider,
     };
+    if (observed !== undefined) context.notes = observed.notes;
+    return context;
   }
 
   function ensureOpen(): void {
@@ -250,8 +257,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         () => {},
       );
     const checked = checkRequest(request);
-    return runExchange(exchangeOptions, (context, report) =>
-      provider.send(checked, exchangeOptions, context, report),
+    return runExchange(
+      exchangeOptions,
+      (context, report) => provider.send(checked, exchangeOptions, context, report),
+      checked.model,
     );
   }
 
@@ -289,10 +298,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
           }
         };
+        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, checked.model);
         const iterator = provider.stream(
           checked,
           exchangeOptions,
-          attemptContext(exchange.cancellation, deadlines),
+          attemptContext(exchange.cancellation, deadlines, observed),
           (s, h) => {
             status = s;
             headers = h;
@@ -303,6 +313,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             const next = await iterator.next();
             if (next.done === true) {
               finished = true;
+              observed?.end(status);
               return;
             }
             if (!delivered) report();
@@ -313,6 +324,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           const error = exchange.cancellation.aborted
             ? abortedError(exchange.cancellation)
             : toTransportError(raw);
+          observed?.end(status, error);
           // Never retry once anything reached the caller: the caller would see the exchange twice.
           if (delivered) throw error;
           try {
@@ -324,6 +336,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         } finally {
           // A consumer that stops early (break / return) ends the upstream request too.
           if (!exchange.cancellation.aborted) await iterator.return(undefined);
+          if (observed?.isEnded === false) {
+            observed.end(status, new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
+          }
         }
       }
     } finally {
@@ -343,6 +358,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   async function runExchange<T>(
     exchangeOptions: ExchangeOptions,
     run: (context: AttemptContext, report: ReportResponse) => Promise<T>,
+    model?: string,
   ): Promise<T> {
     ensureOpen();
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
@@ -356,17 +372,20 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         const report = () => {
           if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
         };
+        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, model);
         try {
-          const result = await run(attemptContext(exchange.cancellation, deadlines), (s, h) => {
+          const result = await run(attemptContext(exchange.cancellation, deadlines, observed), (s, h) => {
             status = s;
             headers = h;
           });
+          observed?.end(status);
           report();
           return result;
         } catch (raw) {
           const error = exchange.cancellation.aborted
             ? abortedError(exchange.cancellation)
             : toTransportError(raw);
+          observed?.end(status, error);
           try {
             await backoff(error, attempt, maxRetries, exchange, deadlines);
           } catch (final) {
@@ -398,8 +417,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         type: 'not_found_error',
       });
     }
-    return runExchange(exchangeOptions, (context, report) =>
-      count(request, exchangeOptions, context, report),
+    return runExchange(
+      exchangeOptions,
+      (context, report) => count(request, exchangeOptions, context, report),
+      request.model,
     );
   }
 
