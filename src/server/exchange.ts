@@ -15,6 +15,7 @@ import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
+import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from './telemetry.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -57,6 +58,8 @@ export interface ExchangeEnvironment {
   logger: Logger;
   logBodies: boolean;
   generateRequestId: () => string;
+  /** Metrics and traces, when enabled. */
+  telemetry?: Telemetry | undefined;
 }
 
 /** The state of one exchange. */
@@ -71,6 +74,12 @@ export class Exchange {
   /** The upstream's status and headers, once the transport reported them. */
   upstream: ResponseInfo | undefined;
   requestBodyText: string | undefined;
+  /** The delivered message's `stop_reason`, for telemetry. */
+  stopReason: string | undefined;
+  /** Metrics and traces of this exchange, when enabled. */
+  readonly telemetry: ExchangeTelemetry | undefined;
+  #timeToFirstByteMs: number | undefined;
+  #isEnded = false;
 
   constructor(
     readonly request: InboundRequest,
@@ -80,6 +89,16 @@ export class Exchange {
     const { path, query } = splitTarget(request.url);
     this.path = path;
     this.query = query;
+    this.telemetry = environment.telemetry?.startExchange({
+      method: request.method,
+      path,
+      headers: request.headers,
+    });
+  }
+
+  /** The answer can start going out now (its first byte exists): noted once, for telemetry. */
+  answerReady(): void {
+    this.#timeToFirstByteMs ??= performance.now() - this.startedMs;
   }
 
   /** The id the client sees: the upstream's `request-id` when it sent one, else the proxy's own. */
@@ -128,6 +147,7 @@ export class Exchange {
       },
     };
     const { cancellation } = this.request;
+    if (this.telemetry?.observer !== undefined) options.observer = this.telemetry.observer;
     if (cancellation !== undefined) options[CANCELLATION] = cancellation;
     else options.signal = this.request.signal;
     if (this.query !== '') options.query = this.query;
@@ -149,6 +169,7 @@ export class Exchange {
 
   /** A JSON answer, logged. */
   json(status: number, body: string, level: 'debug' | 'info' = 'info'): JsonResponse {
+    this.answerReady();
     const response: JsonResponse = {
       kind: 'json',
       status,
@@ -161,6 +182,7 @@ export class Exchange {
 
   /** The error answer for a failure before anything was sent, logged. */
   fail(error: unknown): JsonResponse {
+    this.answerReady();
     const response = errorResponse(error, this.requestId, this.upstream?.headers);
     this.log(response.status, error, { responseBody: response.body });
     return response;
@@ -200,5 +222,12 @@ export class Exchange {
       if (extra.responseBody !== undefined) record.responseBody = extra.responseBody;
     }
     logExchange(this.environment.logger, record, level);
+    if (this.telemetry !== undefined && !this.#isEnded) {
+      this.#isEnded = true;
+      const outcome: ExchangeOutcome = { record };
+      if (this.stopReason !== undefined) outcome.stopReason = this.stopReason;
+      if (this.#timeToFirstByteMs !== undefined) outcome.timeToFirstByteMs = this.#timeToFirstByteMs;
+      this.telemetry.end(outcome);
+    }
   }
 }
