@@ -1,12 +1,12 @@
 /**
  * Request translation, Messages → Chat Completions (PROTOCOLS.md D.1 and D.2; the full rule tables are
- * in the README section "How Messages map to Chat Completions"). A pure function: no I/O, no environment, no clock.
+ * in docs/translation.md). A pure function: no I/O, no environment, no clock.
  *
  * Every field of a Messages request is either mapped, dropped by a documented rule, or refused with a
  * `MODEL_EINVAL` error that names the field and its position. The body is built field by field, so
  * nothing reaches the provider that is not part of `ChatCompletionRequest`.
  *
- * Lossy rules worth knowing (each one is in the README section "How Messages map to Chat Completions"):
+ * Lossy rules worth knowing (each one is in docs/translation.md):
  * - `top_k`, `cache_control`, `service_tier`, `container`, `context_management`, `mcp_servers`,
  *   `inference_geo`, `diagnostics`, `speed` and any other field not listed in the tables are dropped;
  *   `anthropic-beta` is a header and never reaches this function.
