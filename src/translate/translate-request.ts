@@ -130,7 +130,7 @@ export function translateRequest(
 
   const effort = translateEffort(request.output_config?.effort, request.thinking);
   if (effort !== undefined) body.reasoning_effort = effort;
-  const responseFormat = translateOutputFormat(request.output_config?.format);
+  const responseFormat = translateOutputFormat(...outputFormatOf(request));
   if (responseFormat !== undefined) body.response_format = responseFormat;
 
   const user = translateUser(request.metadata?.user_id);
@@ -216,17 +216,35 @@ function translateEffort(effort: unknown, thinking: ThinkingConfig | undefined):
   }
 }
 
-function translateOutputFormat(format: unknown): ChatCompletionRequest['response_format'] {
+/**
+ * The requested output format and the field it came from: `output_config.format`, or the older top-level
+ * `output_format` that Anthropic still accepts during its transition (the same shape). Both at once must
+ * agree, since neither can be said to win.
+ */
+function outputFormatOf(request: MessagesRequest): [unknown, string] {
+  const current = request.output_config?.format;
+  const legacy = request['output_format'];
+  const isSet = (value: unknown) => value !== undefined && value !== null;
+  if (isSet(current) && isSet(legacy) && JSON.stringify(current) !== JSON.stringify(legacy)) {
+    invalid(
+      'output_format and output_config.format are both set and differ; send only output_config.format ' +
+        '(output_format is its older name)',
+    );
+  }
+  return isSet(current) ? [current, 'output_config.format'] : [legacy, 'output_format'];
+}
+
+function translateOutputFormat(format: unknown, fieldName: string): ChatCompletionRequest['response_format'] {
   if (format === undefined || format === null) return undefined;
   if (!isRecord(format) || format['type'] !== 'json_schema') {
     const type = isRecord(format) ? JSON.stringify(format['type']) : typeof format;
     invalid(
-      `output_config.format of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
+      `${fieldName} of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
         'has a Chat Completions equivalent (response_format)',
     );
   }
   const schema = format['schema'];
-  if (!isRecord(schema)) invalid('output_config.format.schema must be a JSON Schema object');
+  if (!isRecord(schema)) invalid(`${fieldName}.schema must be a JSON Schema object`);
   return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
 }
 
