@@ -90,6 +90,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     const model = config.model ?? request.model;
     options.model = model;
     options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
+    options.dialect = dialect;
     const translated = translateRequest({ ...request, stream: streaming }, options);
     const body = applyDialectToRequest(dialect, translated.body);
     const headers = {

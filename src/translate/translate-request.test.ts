@@ -322,8 +322,8 @@ describe('translateRequest: tools', () => {
     expect(
       refusal(request({ tools: [tool('ok'), { name: 'web_search', type: 'web_search_20250305' }] })),
     ).toBe(
-      'tools[1] ("web_search") has type "web_search_20250305": server tools and Anthropic-defined tools run on ' +
-        "Anthropic's side and have no Chat Completions equivalent; remove it, or use the anthropic provider",
+      'tools[1] ("web_search") has type "web_search_20250305": a server tool that runs on Anthropic\'s side, ' +
+        'which an OpenAI-compatible server cannot run; remove it, or use the anthropic provider',
     );
   });
 

@@ -36,7 +36,10 @@ import type {
   ToolChoice,
   ToolParam,
 } from '../protocol/messages.js';
+import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
+import { describeDialect } from './describe-dialect.js';
+import type { DialectProfile } from './dialects.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 
@@ -49,6 +52,11 @@ export interface TranslateRequestOptions {
    * compatible servers only know `max_tokens`. @default 'max_tokens'
    */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * The upstream's dialect: decides what documents and `cache_control` become, and is named in refusals
+   * of what that server family cannot take. @default a generic OpenAI-compatible server
+   */
+  dialect?: DialectProfile;
 }
 
 /** The translated body, and the tool-name map needed to translate the answer back. */
@@ -96,7 +104,7 @@ export function translateRequest(
   options: TranslateRequestOptions = {},
 ): TranslatedRequest {
   const tools = request.tools ?? [];
-  rejectServerTools(tools);
+  rejectServerTools(tools, options.dialect);
   const toolNames = createToolNameMap(tools);
 
   const body: ChatCompletionRequest = {
@@ -251,21 +259,32 @@ function translateOutputFormat(format: unknown, fieldName: string): ChatCompleti
 // ---------------------------------------------------------------------------------------------------
 // Tools
 
-/** Server and Anthropic-defined tools run on Anthropic's side: nothing on the other side can run them. */
-function rejectServerTools(tools: readonly ToolParam[]): void {
+/**
+ * Server tools run on Anthropic's side: nothing on the other side can run them. Anthropic-defined client
+ * tools (`bash_*`, `text_editor_*`, …) are run by the caller and pass (see `anthropic-client-tools.ts`).
+ */
+function rejectServerTools(tools: readonly ToolParam[], dialect: DialectProfile | undefined): void {
   tools.forEach((tool, index) => {
-    if (tool.type !== undefined && tool.type !== 'custom') {
-      invalid(
-        `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: server tools and ` +
-          "Anthropic-defined tools run on Anthropic's side and have no Chat Completions equivalent; remove it, " +
-          'or use the anthropic provider',
-      );
-    }
+    if (tool.type === undefined || tool.type === null || tool.type === 'custom') return;
+    if (anthropicClientTool(tool) !== undefined) return;
+    invalid(
+      `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: a server tool that ` +
+        `runs on Anthropic's side, which ${describeDialect(dialect)} cannot run; remove it, or use the ` +
+        'anthropic provider',
+    );
   });
 }
 
 function translateTool(tool: ToolParam, toolNames: ToolNameMap): ChatFunctionTool {
   const fn: ChatFunctionTool['function'] = { name: toolNames.toUpstream(tool.name) };
+  const clientTool = anthropicClientTool(tool);
+  if (clientTool !== undefined) {
+    // The documented schema: the caller sent only the type, which a model other than Claude cannot know.
+    return {
+      type: 'function',
+      function: { ...fn, description: clientTool.description, parameters: { ...clientTool.input_schema } },
+    };
+  }
   if (typeof tool.description === 'string') fn.description = tool.description;
   if (isRecord(tool.input_schema)) fn.parameters = tool.input_schema;
   if (typeof tool['strict'] === 'boolean') fn.strict = tool['strict'];

@@ -75,3 +75,88 @@ describe('the legacy output_format', () => {
     expect(message.content[0]?.type).toBe('text');
   });
 });
+
+describe('Anthropic-defined client tools', () => {
+  const BASH_TOOL = { type: 'bash_20250124', name: 'bash' } as const;
+
+  it('offers bash upstream with its schema, and its call comes back as a bash tool_use', async () => {
+    proxy = await startTpxProxy({
+      mock: { script: { replies: [{ tool_calls: [{ name: 'bash', arguments: { command: 'ls -la' } }] }] } },
+    });
+    const message = await clientFor(proxy.server).messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      tools: [BASH_TOOL],
+      messages: [{ role: 'user', content: 'List the files' }],
+    });
+    const tools = upstreamBody()['tools'] as { function: { name: string; parameters: unknown } }[];
+    expect(tools.map((tool) => tool.function.name)).toEqual(['bash']);
+    expect(tools[0]!.function.parameters).toMatchObject({ properties: { command: { type: 'string' } } });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: expect.any(String) as unknown, name: 'bash', input: { command: 'ls -la' } },
+    ]);
+  });
+
+  it('streams a text editor call under its Anthropic name', async () => {
+    proxy = await startTpxProxy({
+      mock: {
+        script: {
+          replies: [
+            {
+              tool_calls: [
+                { name: 'str_replace_based_edit_tool', arguments: { command: 'view', path: '/tmp/a.txt' } },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const message = await clientFor(proxy.server)
+      .messages.stream({
+        model: 'claude-test',
+        max_tokens: 64,
+        tools: [{ type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }],
+        messages: [{ role: 'user', content: 'Show /tmp/a.txt' }],
+      })
+      .finalMessage();
+    expect(message.content).toEqual([
+      {
+        type: 'tool_use',
+        id: expect.any(String) as unknown,
+        name: 'str_replace_based_edit_tool',
+        input: { command: 'view', path: '/tmp/a.txt' },
+      },
+    ]);
+  });
+
+  it("refuses Claude Code's web search request with a 400 naming the tool and the dialect, sending nothing", async () => {
+    proxy = await startTpxProxy();
+    // The shape of the request Claude Code's WebSearch tool makes: one user turn, only the web search tool.
+    const error = await clientFor(proxy.server)
+      .messages.create({
+        model: 'claude-test',
+        max_tokens: 1024,
+        stream: true,
+        system: 'You are an assistant for performing a web search tool use',
+        messages: [{ role: 'user', content: 'Perform a web search for the query: tpx transport' }],
+        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 8 }],
+      })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    const apiError = error as InstanceType<typeof Anthropic.BadRequestError>;
+    expect(apiError.status).toBe(400);
+    expect(apiError.error).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'tools[0] ("web_search") has type "web_search_20250305": a server tool that runs on Anthropic\'s ' +
+          'side, which a generic OpenAI-compatible server (dialect "openai-generic") cannot run; remove it, or ' +
+          'use the anthropic provider',
+      },
+      request_id: expect.any(String) as unknown,
+    });
+    expect(proxy.mock.requests).toHaveLength(0);
+  });
+});
