@@ -5,8 +5,8 @@
  * @module
  */
 import type { MessagesRequest } from '../protocol/messages.js';
+import { estimateInputTokensInSlices } from '../providers/estimate-tokens-in-slices.js';
 import type { CountTextTokens } from '../translate/estimate-input-tokens.js';
-import { estimateInputTokens } from '../translate/estimate-input-tokens.js';
 import {
   needsModelList,
   resolveModel,
@@ -75,7 +75,10 @@ export function createRequestShaper(config: ShaperConfig): RequestShaper {
         report?.models?.find((model) => model.id === choice.model)?.contextWindow ??
         report?.contextWindow?.tokens;
       const estimatedInputTokens =
-        contextWindow === undefined ? undefined : estimateInputTokens(request, await config.countText());
+        contextWindow === undefined
+          ? undefined
+          : // Counted in slices: a long conversation must not hold the proxy's event loop.
+            await estimateInputTokensInSlices(request, await config.countText());
       const cap = capOutputTokens({
         requested: request.max_tokens,
         configuredCap,
