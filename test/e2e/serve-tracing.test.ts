@@ -1,0 +1,292 @@
+/**
+ * OpenTelemetry from `tpx serve`, against a real OTLP/HTTP receiver on loopback (a small `node:http`
+ * server that records what the official OTLP exporters POST): with `http/json` the spans and metrics are
+ * decoded and checked field by field — one GenAI span per exchange continuing the client's
+ * `traceparent`, a child span per upstream attempt whose context reaches the upstream, and the GenAI
+ * client histograms; with `http/protobuf` (the default) the export arrives as protobuf.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/start-server.js';
+import { startTracing, type Tracing } from '../../src/server/tracing.js';
+import { createTransport } from '../../src/transport/create-transport.js';
+import { startScriptedServer, step, textMessage, type ScriptedServer } from '../helpers/scripted-server.js';
+
+interface Export {
+  path: string;
+  contentType: string;
+  body: Buffer;
+}
+
+interface Receiver {
+  url: string;
+  exports: Export[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const exports: Export[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      exports.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+      });
+      // An empty export response: success, nothing rejected.
+      const json = (request.headers['content-type'] ?? '').includes('json');
+      response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+      response.end(json ? '{}' : undefined);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exports,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type OtlpValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values: OtlpValue[] };
+};
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: OtlpValue }[];
+  status?: { code?: number };
+}
+
+function plain(value: OtlpValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.arrayValue !== undefined) return value.arrayValue.values.map(plain);
+  return undefined;
+}
+
+function attributes(span: { attributes: { key: string; value: OtlpValue }[] }): Record<string, unknown> {
+  return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
+}
+
+function spansOf(receiver: Receiver): OtlpSpan[] {
+  return receiver.exports
+    .filter((entry) => entry.path === '/v1/traces')
+    .flatMap((entry) => {
+      const body = JSON.parse(entry.body.toString('utf8')) as {
+        resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+      };
+      return body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    });
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function tracedProxy(env: Record<string, string>, upstream: ScriptedServer) {
+  const tracing = (await startTracing(env, { providerName: 'anthropic', version: '0.0.0-test' })) as Tracing;
+  expect(tracing).toBeDefined();
+  const transport = createTransport({
+    env: {},
+    anthropicApiKey: 'sk-ant-tracing',
+    anthropicBaseUrl: upstream.url,
+    sleep: () => Promise.resolve(),
+  });
+  const server = await startServer({ transport, port: 0, logger: false, telemetry: tracing });
+  closers.push(async () => {
+    await server.close();
+    await transport.close();
+  });
+  return { tracing, server };
+}
+
+const CLIENT_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN_ID = '00f067aa0ba902b7';
+
+describe('OpenTelemetry over OTLP/HTTP', () => {
+  it('exports a GenAI span per exchange, continuing the client trace, with a child span per attempt', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([
+      step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 }),
+      step.json(textMessage('traced answer')),
+    ]);
+    closers.push(() => upstream.close());
+    const { tracing, server } = await tracedProxy(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'tpx-under-test',
+      },
+      upstream,
+    );
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01`,
+      },
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    await tracing.shutdown();
+
+    const spans = spansOf(receiver);
+    const exchange = spans.find((span) => span.name === 'chat claude-test')!;
+    expect(exchange).toBeDefined();
+    expect(exchange.traceId).toBe(CLIENT_TRACE_ID);
+    expect(exchange.parentSpanId).toBe(CLIENT_SPAN_ID);
+    expect(exchange.kind).toBe(2); // SERVER
+    expect(attributes(exchange)).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-test',
+      'gen_ai.response.model': 'claude-test',
+      'gen_ai.usage.input_tokens': 9,
+      'gen_ai.usage.output_tokens': 3,
+      'gen_ai.response.finish_reasons': ['end_turn'],
+      'http.response.status_code': 200,
+    });
+    expect(attributes(exchange)['error.type']).toBeUndefined();
+
+    const attempts = spans.filter((span) => span.parentSpanId === exchange.spanId);
+    expect(attempts.map((span) => span.name).sort()).toEqual(['chat attempt 1', 'chat attempt 2']);
+    const [first, second] = ['chat attempt 1', 'chat attempt 2'].map((name) =>
+      attempts.find((span) => span.name === name)!,
+    );
+    expect(first!.kind).toBe(3); // CLIENT
+    expect(attributes(first!)).toMatchObject({
+      'error.type': 'MODEL_EHTTP',
+      'http.response.status_code': 529,
+    });
+    expect(first!.status?.code).toBe(2); // ERROR
+    expect(attributes(second!)).toMatchObject({
+      'http.response.status_code': 200,
+      'gen_ai.request.model': 'claude-test',
+    });
+
+    // Each upstream attempt carried its own span's context.
+    expect(upstream.requests.map((request) => request.headers['traceparent'])).toEqual([
+      `00-${CLIENT_TRACE_ID}-${first!.spanId}-01`,
+      `00-${CLIENT_TRACE_ID}-${second!.spanId}-01`,
+    ]);
+
+    const resource = JSON.parse(
+      receiver.exports.find((entry) => entry.path === '/v1/traces')!.body.toString('utf8'),
+    ) as { resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] } }[] };
+    expect(attributes(resource.resourceSpans[0]!.resource)['service.name']).toBe('tpx-under-test');
+
+    const metrics = receiver.exports
+      .filter((entry) => entry.path === '/v1/metrics')
+      .flatMap((entry) => {
+        const body = JSON.parse(entry.body.toString('utf8')) as {
+          resourceMetrics: {
+            scopeMetrics: {
+              metrics: {
+                name: string;
+                unit: string;
+                histogram: { dataPoints: { attributes: { key: string; value: OtlpValue }[]; sum: number }[] };
+              }[];
+            }[];
+          }[];
+        };
+        return body.resourceMetrics.flatMap((resource) =>
+          resource.scopeMetrics.flatMap((scope) => scope.metrics),
+        );
+      });
+    const usage = metrics.find((metric) => metric.name === 'gen_ai.client.token.usage')!;
+    expect(usage.unit).toBe('{token}');
+    const byType = Object.fromEntries(
+      usage.histogram.dataPoints.map((point) => [attributes(point)['gen_ai.token.type'], point.sum]),
+    );
+    expect(byType).toEqual({ input: 9, output: 3 });
+    const duration = metrics.find((metric) => metric.name === 'gen_ai.client.operation.duration')!;
+    expect(duration.unit).toBe('s');
+    expect(attributes(duration.histogram.dataPoints[0]!)).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'claude-test',
+    });
+  });
+
+  it('marks a failed exchange with error.type and an error status', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([
+      step.json({ type: 'error', error: { type: 'invalid_request_error', message: 'no' } }, { status: 400 }),
+    ]);
+    closers.push(() => upstream.close());
+    const { tracing, server } = await tracedProxy(
+      {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
+      upstream,
+    );
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-test',
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    expect(response.status).toBe(400);
+    await tracing.shutdown();
+    const exchange = spansOf(receiver).find((span) => span.name === 'chat claude-test')!;
+    expect(attributes(exchange)['error.type']).toBe('MODEL_EHTTP');
+    expect(exchange.status?.code).toBe(2);
+    // A new trace: no client context came in.
+    expect(exchange.parentSpanId ?? '').toBe('');
+    // Only traces were configured.
+    expect(receiver.exports.some((entry) => entry.path === '/v1/metrics')).toBe(false);
+  });
+
+  it('exports protobuf by default', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([step.json(textMessage())]);
+    closers.push(() => upstream.close());
+    const { tracing, server } = await tracedProxy({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, upstream);
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-proto',
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    await response.arrayBuffer();
+    await tracing.shutdown();
+    const traces = receiver.exports.filter((entry) => entry.path === '/v1/traces');
+    expect(traces.length).toBeGreaterThan(0);
+    expect(traces[0]!.contentType).toBe('application/x-protobuf');
+    // Protobuf keeps strings as UTF-8 bytes: the span name and attributes are in the export.
+    const bytes = traces[0]!.body.toString('latin1');
+    expect(bytes).toContain('chat claude-proto');
+    expect(bytes).toContain('gen_ai.request.model');
+  });
+});
