@@ -21,6 +21,7 @@ import {
   readOperations,
   serveWithWorkers,
   startObservability,
+  warmUp,
 } from './serve-operations.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
@@ -198,6 +199,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   if (operations.shutdownGraceMs !== undefined) serveOptions.shutdownGraceMs = operations.shutdownGraceMs;
   serveOptions.allowedOrigins = listOption(values['allow-origin'], io.env['TPX_ALLOWED_ORIGINS']);
   serveOptions.publicHosts = listOption(values['public-host'], io.env['TPX_PUBLIC_HOSTS']);
+  await warmUp(transport.selection);
   const server = await startServer(serveOptions);
   if (!isLoopbackHost(serveOptions.host ?? '127.0.0.1') && serveOptions.proxyToken === undefined) {
     io.stderr(

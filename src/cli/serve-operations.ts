@@ -22,6 +22,7 @@ import type { MetricsSource } from '../server/operational-routes.js';
 import { combineTelemetry, type Telemetry } from '../server/telemetry.js';
 import { genAiProviderName, startTracing, type Tracing } from '../server/tracing.js';
 import { parseWorkerCount, superviseWorkers, workerMetricsSource } from '../server/workers.js';
+import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { TokenRefresh, TransportObserver } from '../transport/observer.js';
 import type { Selection } from '../transport/types.js';
@@ -219,4 +220,13 @@ export async function serveWithWorkers(operations: Operations, host: string, io:
       );
     },
   });
+}
+
+/**
+ * Loads what the first exchange would otherwise load while a client waits: on the `tpx` path, the token
+ * counter (its BPE ranks hold the event loop for a few hundred ms, more on a busy machine). Done before
+ * listening, so that a replica a load balancer sees ready answers promptly from its first exchange.
+ */
+export async function warmUp(selection: Selection): Promise<void> {
+  if (selection.provider === 'tpx') await loadTokenCounter();
 }
