@@ -164,6 +164,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             kind: config.tpx.tokenSpec.kind,
             origin: config.tpx.tokenSpec.origin,
           }),
+          wire: Object.freeze({ name: config.tpx.wire, reason: config.tpx.wireReason }),
         }),
   });
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
@@ -196,6 +197,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           generateId,
           dialect: DIALECTS[tpx.dialect],
           azureApiVersion: tpx.azureApiVersion,
+          wire: tpx.wire,
         }),
         (text) => tokens.redact(text),
       );
