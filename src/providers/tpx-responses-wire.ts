@@ -26,6 +26,13 @@ import { appendEvents } from './provider.js';
 import { readSse } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson } from './upstream-answer.js';
 
+/** Events every Responses stream opens with, before the model produced anything. */
+const PREAMBLE_EVENTS: ReadonlySet<string> = new Set([
+  'response.created',
+  'response.in_progress',
+  'response.queued',
+]);
+
 /** What the Responses wire needs from the provider's configuration. */
 export interface ResponsesWireConfig {
   baseUrl: string;
@@ -133,8 +140,9 @@ export async function* streamOverResponses(
   }
 
   const translator = new ResponsesStreamTranslator(context);
-  // message_start waits for the first upstream event, as on the Chat Completions wire: an upstream whose
-  // first event is an error fails the attempt before anything reached the caller, so it can be retried.
+  // message_start waits for the first upstream event past the preamble, as on the Chat Completions wire: an
+  // upstream whose first real event is an error fails the attempt before anything reached the caller, so it
+  // can still be retried, or answered by the proxy with a proper HTTP status.
   let pendingStart: MessageStreamEvent[] | undefined = translator.start();
   const append = (batch: MessageStreamEvent[], events: MessageStreamEvent[]): void => {
     if (pendingStart !== undefined) {
@@ -155,7 +163,10 @@ export async function* streamOverResponses(
         if (!validated.ok) {
           throw protocolError(`the tpx stream sent an invalid Responses event: ${validated.message}`);
         }
-        append(batch, translator.push(validated.value));
+        const events = translator.push(validated.value);
+        // The preamble (`response.created`, `.in_progress`, `.queued`) says nothing yet: an error right after
+        // it must still fail the attempt before the caller saw anything.
+        if (events.length > 0 || !PREAMBLE_EVENTS.has(validated.value.type)) append(batch, events);
         if (translator.isFinished) break;
       }
     } catch (error) {
