@@ -66,7 +66,7 @@ const CODE_DEFAULTS: Record<
 
 /** Options accepted by the `TransportError` constructor. */
 export interface TransportErrorOptions {
-  /** HTTP-like status. @default the code's default (see the table in the README) */
+  /** HTTP-like status. @default the code's default (see docs/errors.md) */
   status?: number;
   /** The Messages `error.type` for `body`. @default the code's default */
   type?: MessagesErrorType;

@@ -117,15 +117,24 @@ export async function sendOverResponses(
   return readJsonAnswer(response, attempt, context);
 }
 
-/** One attempt of `stream` over the Responses wire, as batches of Messages events (one per upstream chunk). */
+/**
+ * One attempt of `stream` over the Responses wire, as batches of Messages events (one per upstream chunk).
+ * `estimateInputTokens` fills `message_start.usage.input_tokens` before the real count arrives.
+ */
 export async function* streamOverResponses(
   request: MessagesRequest,
   config: ResponsesWireConfig,
   attempt: AttemptContext,
   post: PostJson,
+  estimateInputTokens?: (request: MessagesRequest) => Promise<number | undefined>,
 ): AsyncGenerator<MessageStreamEvent[]> {
   const { body, context } = prepare(request, config, true);
-  const response = await post(responsesUrl(config.baseUrl, config.dialect), body, true);
+  const sent = post(responsesUrl(config.baseUrl, config.dialect), body, true);
+  // The estimate (for message_start) is computed while the upstream works on its first byte; a failure of
+  // the request meanwhile is handled by the `await` below.
+  sent.catch(() => undefined);
+  const inputTokensEstimate = await estimateInputTokens?.(request);
+  const response = await sent;
   const contentType = response.headers['content-type'] ?? '';
   if (!contentType.includes('text/event-stream')) {
     // A server that ignores `stream: true` and answers JSON: that answer, as a stream.
@@ -139,7 +148,7 @@ export async function* streamOverResponses(
     );
   }
 
-  const translator = new ResponsesStreamTranslator(context);
+  const translator = new ResponsesStreamTranslator({ ...context, inputTokensEstimate });
   // message_start waits for the first upstream event past the preamble, as on the Chat Completions wire: an
   // upstream whose first real event is an error fails the attempt before anything reached the caller, so it
   // can still be retried, or answered by the proxy with a proper HTTP status.

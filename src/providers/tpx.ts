@@ -28,7 +28,7 @@ import {
   type DialectProfile,
   type EndpointOptions,
 } from '../translate/dialects.js';
-import { estimateInputTokens, loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
@@ -43,6 +43,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
@@ -100,6 +101,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     const model = config.model ?? request.model;
     options.model = model;
     options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
+    options.dialect = dialect;
     const translated = translateRequest({ ...request, stream: streaming }, options);
     const body = applyDialectToRequest(dialect, translated.body);
     const headers = {
@@ -221,16 +223,27 @@ export function createTpxProvider(config: TpxConfig): Provider {
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
       if (wire === 'responses') {
-        yield* streamOverResponses(request, config, context, poster(context, report));
+        yield* streamOverResponses(
+          request,
+          config,
+          context,
+          poster(context, report),
+          estimateStreamInputTokens,
+        );
         return;
       }
       const { translated, body, headers, url } = prepare(request, true);
-      const response = await sendAuthorized(
+      const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
         context,
         report,
       );
+      // The estimate is computed while the upstream works on its first byte; a failure of the request in
+      // the meantime is handled by the `await` below, not reported as unhandled.
+      sent.catch(() => undefined);
+      const inputTokensEstimate = await estimateStreamInputTokens(request);
+      const response = await sent;
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
       if (!contentType.includes('text/event-stream')) {
@@ -248,6 +261,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         requestModel: request.model,
         toolNames: translated.toolNames,
         generateId: config.generateId,
+        inputTokensEstimate,
       });
       const normalize = createChunkNormalizer(dialect);
       // message_start waits for the first valid upstream chunk: an upstream whose very first chunk is an
@@ -300,7 +314,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
     async countTokens(request): Promise<TokenCount> {
       // No upstream call: OpenAI-compatible servers have no counting endpoint (PROTOCOLS.md D.9).
       const countText = await loadTokenCounter();
-      return { input_tokens: estimateInputTokens(request, countText) };
+      // Counted in slices with the loop given back in between: one request must not freeze the others.
+      return { input_tokens: await estimateInputTokensInSlices(request, countText) };
     },
 
     async listModels(_options: ExchangeOptions, context, report: ReportResponse): Promise<unknown> {
@@ -334,6 +349,20 @@ export function createTpxProvider(config: TpxConfig): Provider {
       return fallbackModelList(config.model);
     },
   };
+}
+
+/**
+ * The `message_start.usage.input_tokens` of a translated stream: the upstream reports its count only at
+ * the end, and clients that read only `message_start` (LangChain) would otherwise see 0. The same
+ * conservative estimate as `count_tokens`; `message_delta` carries the upstream's own figure. When the
+ * tokenizer cannot be loaded the stream still goes on, with 0.
+ */
+async function estimateStreamInputTokens(request: MessagesRequest): Promise<number | undefined> {
+  try {
+    return await estimateInputTokensInSlices(request, await loadTokenCounter());
+  } catch {
+    return undefined;
+  }
 }
 
 function parseJsonLoose(text: string): unknown {
