@@ -44,11 +44,8 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
-<<<<<<< HEAD
-import { messageAsEvents } from './message-as-events.js';
-=======
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
->>>>>>> main
+import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 import { sendOverResponses, streamOverResponses, type PostJson } from './tpx-responses-wire.js';
