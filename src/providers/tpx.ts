@@ -43,6 +43,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { noteUpstreamModel } from './attempt-notes.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { messageAsEvents } from './message-as-events.js';
@@ -208,6 +209,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
       if (wire === 'responses') return sendOverResponses(request, config, context, poster(context, report));
       const { translated, body, headers, url } = prepare(request, false);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -235,6 +237,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         return;
       }
       const { translated, body, headers, url } = prepare(request, true);
+      noteUpstreamModel(context.notes, body.model);
       const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
