@@ -12,17 +12,9 @@ import type { MessagesRequest } from '../protocol/messages.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport } from '../transport/types.js';
-import { drainRequested, isWorkerProcess } from '../server/workers.js';
+import { drainRequested, isWorkerProcess } from '../server/worker-process.js';
 import { runDemo } from './demo.js';
-import {
-  deferredTransportObserver,
-  OPERATIONS_HELP,
-  OPERATIONS_OPTIONS,
-  readOperations,
-  serveWithWorkers,
-  startObservability,
-  warmUp,
-} from './serve-operations.js';
+import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -165,6 +157,9 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     io.stdout(HELP['serve']!);
     return EXIT_OK;
   }
+  // Loaded only to serve: the other commands start without prom-client and the cluster supervisor.
+  const { deferredTransportObserver, readOperations, serveWithWorkers, startObservability, warmUp } =
+    await import('./serve-operations.js');
   const operations = readOperations(values, io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(

@@ -18,9 +18,9 @@ import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { TransportError } from '../errors.js';
 import { startMetricsServer, type RunningMetricsServer } from './metrics-server.js';
+import { DRAIN_MESSAGE } from './worker-process.js';
 import type { MetricsSource } from './operational-routes.js';
 
-const DRAIN_MESSAGE = 'tpx:drain';
 const METRICS_REQUEST = 'tpx:metrics-request';
 const METRICS_RESPONSE = 'tpx:metrics-response';
 /** How long a worker waits for the primary's aggregated metrics. */
@@ -43,11 +43,6 @@ export function parseWorkerCount(value: string, cores: () => number = availableP
     );
   }
   return count;
-}
-
-/** Whether this process is a worker started by {@link superviseWorkers}. */
-export function isWorkerProcess(): boolean {
-  return cluster.isWorker;
 }
 
 /** Options of {@link superviseWorkers}. */
@@ -174,22 +169,6 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   await stop();
   await metricsServer?.close();
   return failedStart ?? 0;
-}
-
-/**
- * In a worker: resolves when the primary asks this worker to drain. Never resolves in a process that
- * is not a worker.
- */
-export function drainRequested(): Promise<void> {
-  return new Promise((resolve) => {
-    if (!cluster.isWorker) return;
-    const onMessage = (message: unknown) => {
-      if (!isMessage(message, DRAIN_MESSAGE)) return;
-      process.off('message', onMessage);
-      resolve();
-    };
-    process.on('message', onMessage);
-  });
 }
 
 /**
