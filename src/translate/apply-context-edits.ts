@@ -125,7 +125,7 @@ export function applyContextEdits(
       applied.push(result.applied);
     }
   });
-  return { request: { ...rest, messages } as MessagesRequest, appliedEdits: applied };
+  return { request: { ...rest, messages }, appliedEdits: applied };
 }
 
 function editsOf(request: MessagesRequest): Block[] {
@@ -311,7 +311,7 @@ function namesOption(edit: Block, key: string, path: string): string[] | undefin
   if (!Array.isArray(names) || !names.every((name) => typeof name === 'string')) {
     invalid(`${path}.${key} must be an array of tool names`);
   }
-  return names as string[];
+  return names;
 }
 
 /** Every `tool_use` of the assistant messages, in order, each with its `tool_result` when there is one. */
