@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { isTransportError, type ProviderName } from '../errors.js';
 import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
+import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
@@ -98,22 +99,15 @@ export class Exchange {
   }
 
   /**
-   * Reads the body as a JSON object. Answers 400 for an empty body, invalid JSON (naming the parser's
-   * complaint) or a value that is not an object; 413 (from `readBody`) for a body over the limit.
+   * Reads the body as a JSON object. Answers 400 for an empty body, bytes that are not UTF-8, nesting
+   * too deep, invalid JSON (naming the parser's complaint) or a value that is not an object; 413 (from `readBody`) for a body over the limit.
    */
   async readJsonObject(): Promise<{ raw: Uint8Array; value: Record<string, unknown> }> {
     this.environment.checkBody?.(this.request);
     const raw = await this.request.readBody();
     if (raw.length === 0) throw proxyError(400, 'the request body is empty: expected a JSON object');
-    const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+    const { text, value } = decodeJsonBody(raw);
     if (this.environment.logBodies) this.requestBodyText = text;
-    let value: unknown;
-    try {
-      value = JSON.parse(text) as unknown;
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw proxyError(400, `the request body is not valid JSON: ${reason}`);
-    }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw proxyError(
         400,
@@ -195,6 +189,9 @@ export class Exchange {
     if (this.model !== undefined) record.model = this.model;
     if (this.isStream !== undefined) record.stream = this.isStream;
     if (this.upstream !== undefined) record.attempts = this.upstream.attempts;
+    if (this.upstream?.upstreamModel !== undefined) record.upstreamModel = this.upstream.upstreamModel;
+    if (this.upstream?.upstreamMaxTokens !== undefined)
+      record.upstreamMaxTokens = this.upstream.upstreamMaxTokens;
     if (this.usage !== undefined) record.usage = this.usage;
     if (error !== undefined) {
       if (isTransportError(error)) {
