@@ -476,7 +476,7 @@ describe('translateRequest: prompt caching', () => {
 
   it('ignores a cache_control of an unknown type', () => {
     const body = translate(
-      { ...CACHED, cache_control: { type: 'persistent' } as never, system: 'Plain' },
+      { ...CACHED, cache_control: { type: 'persistent' }, system: 'Plain' },
       { dialect: DIALECTS.openrouter },
     );
     expect(body.cache_control).toBeUndefined();
