@@ -22,7 +22,11 @@
  * | `openrouter`     | `max_tokens`            | yes            | yes                 | `reasoning:{effort}` | yes | never                    | |
  * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart |
  * | `vertex`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | as `gemini`; `…/endpoints/openapi` URL |
- * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, unchanged |
+ * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, system messages folded |
+ *
+ * `vllm`, `llamacpp`, `ollama` and `openai-generic` also fold system messages after the first (their
+ * servers run open-model chat templates, many of which refuse them); the others send them in place. See
+ * `DialectProfile.systemMessages`.
  *
  * @module
  */
@@ -95,7 +99,17 @@ export interface DialectProfile {
   readonly liftsChoiceUsage: boolean;
   /** Where the endpoint lives. */
   readonly endpoint: EndpointShape;
+  /**
+   * How system messages after the first are sent: `in-place` (as `role: "system"` where they stand: the
+   * server accepts them), or `fold` (one leading system message, later ones as user-side text in place:
+   * for servers running open-model chat templates that refuse a system message anywhere but first; see
+   * `fold-system-messages.ts`).
+   */
+  readonly systemMessages: SystemMessagePlacement;
 }
+
+/** How a dialect sends system messages after the first (see `DialectProfile.systemMessages`). */
+export type SystemMessagePlacement = 'in-place' | 'fold';
 
 /** The Azure OpenAI data-plane `api-version` used when `TPX_AZURE_API_VERSION` is not set (latest GA). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
@@ -115,6 +129,7 @@ const OPENAI_LIKE: ProfileFields = {
   splitsSameIndexToolCalls: false,
   liftsChoiceUsage: false,
   endpoint: 'base',
+  systemMessages: 'in-place',
 };
 
 const GEMINI_LIKE: ProfileFields = {
@@ -141,18 +156,21 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     maxTokensField: 'max_completion_tokens',
     endpoint: 'azure-deployment',
   }),
-  vllm: profile('vllm', 'vLLM', { ...OPENAI_LIKE, reasoningReplay: 'tool-turns' }),
+  // Self-hosted servers run the model's own chat template; many refuse a system message after the first.
+  vllm: profile('vllm', 'vLLM', { ...OPENAI_LIKE, reasoningReplay: 'tool-turns', systemMessages: 'fold' }),
   llamacpp: profile('llamacpp', 'llama.cpp server', {
     ...OPENAI_LIKE,
     reasoningRequest: 'none',
     sendsUser: false,
     reasoningReplay: 'tool-turns',
+    systemMessages: 'fold',
   }),
   ollama: profile('ollama', 'Ollama', {
     ...OPENAI_LIKE,
     sendsParallelToolCalls: false,
     sendsUser: false,
     splitsSameIndexToolCalls: true,
+    systemMessages: 'fold',
   }),
   deepseek: profile('deepseek', 'DeepSeek (api.deepseek.com)', {
     ...OPENAI_LIKE,
@@ -186,9 +204,12 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     ...GEMINI_LIKE,
     endpoint: 'vertex-openapi',
   }),
+  // An unknown server is most often a self-hosted open model: folding costs a server that accepts system
+  // messages anywhere nothing, and is the only way through for one that does not.
   'openai-generic': profile('openai-generic', 'a generic OpenAI-compatible server', {
     ...OPENAI_LIKE,
     reasoningReplay: 'all',
+    systemMessages: 'fold',
   }),
 });
 
