@@ -26,7 +26,8 @@
  *
  * `vllm`, `llamacpp`, `ollama` and `openai-generic` also fold system messages after the first (their
  * servers run open-model chat templates, many of which refuse them); the others send them in place. See
- * `DialectProfile.systemMessages`.
+ * `DialectProfile.systemMessages`. `count_tokens` asks the server on `llamacpp` and `vllm`, and estimates
+ * locally on the others (`DialectProfile.tokenCounting`).
  *
  * @module
  */
@@ -106,7 +107,16 @@ export interface DialectProfile {
    * `fold-system-messages.ts`).
    */
   readonly systemMessages: SystemMessagePlacement;
+  /**
+   * How `count_tokens` counts: `llamacpp` (the server's `/apply-template` and `/tokenize`), `vllm` (the
+   * server's `/tokenize`), or `estimate` (a local estimate, no upstream call). A server that cannot
+   * answer falls back to the estimate. See `server-token-count.ts`.
+   */
+  readonly tokenCounting: TokenCounting;
 }
+
+/** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
+export type TokenCounting = 'estimate' | 'llamacpp' | 'vllm';
 
 /** How a dialect sends system messages after the first (see `DialectProfile.systemMessages`). */
 export type SystemMessagePlacement = 'in-place' | 'fold';
@@ -130,6 +140,7 @@ const OPENAI_LIKE: ProfileFields = {
   liftsChoiceUsage: false,
   endpoint: 'base',
   systemMessages: 'in-place',
+  tokenCounting: 'estimate',
 };
 
 const GEMINI_LIKE: ProfileFields = {
@@ -157,13 +168,19 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     endpoint: 'azure-deployment',
   }),
   // Self-hosted servers run the model's own chat template; many refuse a system message after the first.
-  vllm: profile('vllm', 'vLLM', { ...OPENAI_LIKE, reasoningReplay: 'tool-turns', systemMessages: 'fold' }),
+  vllm: profile('vllm', 'vLLM', {
+    ...OPENAI_LIKE,
+    reasoningReplay: 'tool-turns',
+    systemMessages: 'fold',
+    tokenCounting: 'vllm',
+  }),
   llamacpp: profile('llamacpp', 'llama.cpp server', {
     ...OPENAI_LIKE,
     reasoningRequest: 'none',
     sendsUser: false,
     reasoningReplay: 'tool-turns',
     systemMessages: 'fold',
+    tokenCounting: 'llamacpp',
   }),
   ollama: profile('ollama', 'Ollama', {
     ...OPENAI_LIKE,
