@@ -14,6 +14,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...(hasLlamaServer ? [] : ['test/real-server/**'])],
+    // Property tests: a time limit, a fresh seed per run, and how to replay a failure.
+    setupFiles: ['test/helpers/property-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',

@@ -48,6 +48,8 @@ Options:
   --host <address>      address to bind (default 127.0.0.1)
   --port <number>       port to listen on (default 8787; 0 picks a free one)
   --insecure-no-auth    allow binding a non-loopback address without TPX_PROXY_TOKEN
+  --allow-origin <url>  let web pages of this origin call the proxy (repeatable; TPX_ALLOWED_ORIGINS)
+  --public-host <name>  accept this name in Host besides loopback ones (repeatable; TPX_PUBLIC_HOSTS)
   --log-bodies          include request and response bodies in the logs (debugging only)
 
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
@@ -94,7 +96,7 @@ function version(): string {
   return packageJson.version;
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 interface ParsedArgs {
   values: Record<string, string | boolean | undefined>;
@@ -123,6 +125,12 @@ function parsePort(value: string | boolean | undefined, fallback: number): numbe
   return port;
 }
 
+/** A repeatable flag's values, else the comma-separated variable's; the flag wins when given. */
+function listOption(flag: unknown, variable: string | undefined): string[] {
+  const values = Array.isArray(flag) ? flag.map(String) : (variable ?? '').split(',');
+  return values.map((value) => value.trim()).filter((value) => value !== '');
+}
+
 function describeError(error: unknown): string {
   if (isTransportError(error)) return `${error.code} (${error.status}): ${error.message}`;
   return error instanceof Error ? error.message : String(error);
@@ -136,6 +144,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'insecure-no-auth': { type: 'boolean' },
       'log-bodies': { type: 'boolean' },
+      'allow-origin': { type: 'string', multiple: true },
+      'public-host': { type: 'string', multiple: true },
     },
     false,
   );
@@ -153,6 +163,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     logBodies: values['log-bodies'] === true,
   };
   if (proxyToken !== undefined && proxyToken !== '') serveOptions.proxyToken = proxyToken;
+  serveOptions.allowedOrigins = listOption(values['allow-origin'], io.env['TPX_ALLOWED_ORIGINS']);
+  serveOptions.publicHosts = listOption(values['public-host'], io.env['TPX_PUBLIC_HOSTS']);
   const server = await startServer(serveOptions);
   if (!isLoopbackHost(serveOptions.host ?? '127.0.0.1') && serveOptions.proxyToken === undefined) {
     io.stderr(

@@ -98,6 +98,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     const model = config.model ?? request.model;
     options.model = model;
     options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
+    options.dialect = dialect;
     const translated = translateRequest({ ...request, stream: streaming }, options);
     const body = applyDialectToRequest(dialect, translated.body);
     const headers = {
@@ -264,12 +265,17 @@ export function createTpxProvider(config: TpxConfig): Provider {
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
       const { translated, body, headers, url } = prepare(request, true);
-      const response = await sendAuthorized(
+      const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
         context,
         report,
       );
+      // The estimate is computed while the upstream works on its first byte; a failure of the request in
+      // the meantime is handled by the `await` below, not reported as unhandled.
+      sent.catch(() => undefined);
+      const inputTokensEstimate = await estimateStreamInputTokens(request);
+      const response = await sent;
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
       if (!contentType.includes('text/event-stream')) {
@@ -287,6 +293,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         requestModel: request.model,
         toolNames: translated.toolNames,
         generateId: config.generateId,
+        inputTokensEstimate,
       });
       const normalize = createChunkNormalizer(dialect);
       // message_start waits for the first valid upstream chunk: an upstream whose very first chunk is an
@@ -377,6 +384,20 @@ export function createTpxProvider(config: TpxConfig): Provider {
       return fallbackModelList(config.model);
     },
   };
+}
+
+/**
+ * The `message_start.usage.input_tokens` of a translated stream: the upstream reports its count only at
+ * the end, and clients that read only `message_start` (LangChain) would otherwise see 0. The same
+ * conservative estimate as `count_tokens`; `message_delta` carries the upstream's own figure. When the
+ * tokenizer cannot be loaded the stream still goes on, with 0.
+ */
+async function estimateStreamInputTokens(request: MessagesRequest): Promise<number | undefined> {
+  try {
+    return estimateInputTokens(request, await loadTokenCounter());
+  } catch {
+    return undefined;
+  }
 }
 
 function parseJsonLoose(text: string): unknown {

@@ -16,7 +16,7 @@ import type { JsonResponse } from './types.js';
 import { encodeSseFrame } from './write-sse.js';
 
 /** The statuses the proxy answers on its own account. */
-export type ProxyErrorStatus = 400 | 401 | 404 | 405 | 413;
+export type ProxyErrorStatus = 400 | 401 | 403 | 404 | 405 | 408 | 413 | 415;
 
 /**
  * An error the proxy raises itself (bad body, unknown route, missing proxy token, body too large), as a
@@ -29,9 +29,13 @@ export function proxyError(status: ProxyErrorStatus, message: string): Transport
       return new TransportError('MODEL_EAUTH', message, { status, type });
     case 413:
       return new TransportError('MODEL_ETOOBIG', message, { status, type });
+    case 408:
+      return new TransportError('MODEL_ETIMEOUT', message, { status, type, retryable: false });
     case 400:
+    case 403:
     case 404:
     case 405:
+    case 415:
       return new TransportError('MODEL_EINVAL', message, { status, type });
   }
 }

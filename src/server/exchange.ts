@@ -15,6 +15,7 @@ import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
+import { parseRequestTarget } from './request-target.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -27,10 +28,17 @@ export function generateRequestId(): string {
   return `req_${nextRequestSuffix()}`;
 }
 
-/** Splits a request target into its path and its query string (without `?`). */
+/**
+ * Splits a request target into its path and its query string (without `?`); an absolute-form target
+ * (`http://host/v1/messages`) is served like its origin-form.
+ */
 export function splitTarget(url: string): { path: string; query: string } {
-  const mark = url.indexOf('?');
-  return mark === -1 ? { path: url, query: '' } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
+  if (url.startsWith('/')) {
+    const mark = url.indexOf('?');
+    return mark === -1 ? { path: url, query: '' } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
+  }
+  const { path, query } = parseRequestTarget(url);
+  return { path, query };
 }
 
 function numberOrUndefined(value: unknown): number | undefined {
@@ -57,6 +65,8 @@ export interface ExchangeEnvironment {
   logger: Logger;
   logBodies: boolean;
   generateRequestId: () => string;
+  /** Refuses a body of the wrong type or encoding before it is read (see `check-request-headers.ts`). */
+  checkBody?: (request: InboundRequest) => void;
 }
 
 /** The state of one exchange. */
@@ -92,6 +102,7 @@ export class Exchange {
    * complaint) or a value that is not an object; 413 (from `readBody`) for a body over the limit.
    */
   async readJsonObject(): Promise<{ raw: Uint8Array; value: Record<string, unknown> }> {
+    this.environment.checkBody?.(this.request);
     const raw = await this.request.readBody();
     if (raw.length === 0) throw proxyError(400, 'the request body is empty: expected a JSON object');
     const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');

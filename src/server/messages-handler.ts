@@ -23,6 +23,7 @@ import { rawJsonOf } from '../providers/raw-json.js';
 import { streamBatches } from '../transport/stream-batches.js';
 import type { ModelTransport } from '../transport/types.js';
 import { createProxyAuth } from './auth.js';
+import { createRequestHeaderCheck, type RequestHeaderCheckOptions } from './check-request-headers.js';
 import { handleCountTokens } from './count-tokens.js';
 import { errorFrame, proxyError } from './error-response.js';
 import { Exchange, generateRequestId, mergeUsage } from './exchange.js';
@@ -41,6 +42,11 @@ export interface MessagesHandlerOptions {
   logBodies?: boolean;
   /** Fresh ids for answers the upstream did not give one. @default `req_` + 24 random characters */
   generateRequestId?: () => string;
+  /**
+   * Checks every request's `Host`, `Origin` and body type before anything else (see
+   * `check-request-headers.ts`); `tpx serve` always sets it. @default no check
+   */
+  requestCheck?: RequestHeaderCheckOptions;
 }
 
 const SSE_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
@@ -59,15 +65,27 @@ function trackUsage(usage: UsageRecord, event: MessageStreamEvent): void {
   else if (event.type === 'message_delta') mergeUsage(usage, event.usage);
 }
 
+/** Adds `extra` (CORS headers for an allowed origin) to an answer's headers. */
+function withHeaders<Response extends ProxyResponse>(
+  response: Response,
+  extra: Record<string, string> | undefined,
+): Response {
+  if (extra !== undefined) Object.assign(response.headers, extra);
+  return response;
+}
+
 /** Creates the handler. It never rejects: every failure becomes a Messages error answer. */
 export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHandler {
   const { transport } = options;
   const isAuthorised = createProxyAuth(options.proxyToken);
+  const checkHeaders =
+    options.requestCheck === undefined ? undefined : createRequestHeaderCheck(options.requestCheck);
   const environment = {
     provider: transport.provider,
     logger: options.logger,
     logBodies: options.logBodies ?? false,
     generateRequestId: options.generateRequestId ?? generateRequestId,
+    ...(checkHeaders === undefined ? {} : { checkBody: checkHeaders.checkBody }),
   };
   const healthBody = JSON.stringify({
     ok: true,
@@ -180,13 +198,17 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
 
   return async function handle(request: InboundRequest): Promise<ProxyResponse> {
     const exchange = new Exchange(request, environment);
+    let corsHeaders: Record<string, string> | undefined;
     try {
-      return await route(exchange);
+      const checked = checkHeaders?.(request);
+      corsHeaders = checked?.corsHeaders;
+      if (checked?.isPreflight === true) return withHeaders(exchange.json(204, ''), corsHeaders);
+      return withHeaders(await route(exchange), corsHeaders);
     } catch (error) {
       const response = exchange.fail(error);
       const allowed = ROUTE_METHODS.get(exchange.path);
       if (response.status === 405 && allowed !== undefined) response.headers['allow'] = allowed;
-      return response;
+      return withHeaders(response, corsHeaders);
     }
   };
 }

@@ -153,6 +153,7 @@ export function createNodeListener(
       method: request.method ?? 'GET',
       url: request.url ?? '/',
       headers: request.headers,
+      rawHeaders: request.rawHeaders,
       readBody: () => body.read(),
       // A signal is made only if something asks for one; the transport follows the cancellation.
       get signal() {

@@ -50,6 +50,18 @@ export interface ServeOptions {
   shutdownGraceMs?: number;
   /** Allow a non-loopback `host` without `proxyToken`: anyone who can reach it uses your credentials. @default false */
   insecureNoAuth?: boolean;
+  /**
+   * Origins (`https://app.example.com`) whose web pages may call the proxy from a browser; a request
+   * with any other `Origin` header gets 403. `tpx serve --allow-origin` / `TPX_ALLOWED_ORIGINS`.
+   * @default none
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Names clients may address the proxy by besides loopback names and the listen address (the `Host`
+   * header); without a proxy token any other name gets 400, which keeps DNS-rebinding pages out.
+   * `tpx serve --public-host` / `TPX_PUBLIC_HOSTS`. @default none
+   */
+  publicHosts?: readonly string[];
 }
 
 /** A listening proxy. */
@@ -156,9 +168,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     proxyToken,
     logger,
     logBodies: options.logBodies ?? false,
+    requestCheck: {
+      hasProxyToken: proxyToken !== undefined,
+      listenHost: host,
+      ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
+      ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
+    },
   });
   const server = createServer(
-    { noDelay: true },
+    // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
+    { noDelay: true, requireHostHeader: false },
     createNodeListener(handler, {
       maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
       isClosing: () => isClosing,

@@ -16,6 +16,11 @@ export interface InboundRequest {
   /** Request headers, names in lower case (as `node:http` gives them). */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /**
+   * The headers as sent (name, value, name, value, …), when known: the only place a repeated header
+   * that `headers` folds into one (such as `Host`) can still be seen.
+   */
+  rawHeaders?: readonly string[];
+  /**
    * Reads the whole body within the proxy's size limit. Rejects with `MODEL_ETOOBIG` (413) as soon as
    * the declared or received size passes the limit, without reading the rest. Call it at most once.
    */

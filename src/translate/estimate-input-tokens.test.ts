@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  IMAGE_TOKENS,
-  PER_MESSAGE_TOKENS,
-  TEXT_FACTOR,
-  TOOLS_OVERHEAD_TOKENS,
-  estimateInputTokens,
-  loadTokenCounter,
-} from './estimate-input-tokens.js';
+import { estimateInputTokens, loadTokenCounter } from './estimate-input-tokens.js';
 
-/** One token per character: makes the arithmetic visible. */
+/**
+ * One token per character: makes the arithmetic visible. The expected values below are written out as
+ * numbers (text × 1.25 rounded up, + 8 per message, + 400 with tools, 1,600 per image, one token per 16
+ * decoded document bytes), so a change to any factor fails a test.
+ */
 const byLength = (text: string) => text.length;
 
 describe('estimateInputTokens', () => {
@@ -17,13 +14,14 @@ describe('estimateInputTokens', () => {
       { model: 'm', system: 'abcd', messages: [{ role: 'user', content: 'hello' }] },
       byLength,
     );
-    expect(estimate).toBe(Math.ceil(9 * TEXT_FACTOR) + PER_MESSAGE_TOKENS);
+    expect(estimate).toBe(20); // ceil(9 × 1.25) + 8
   });
 
   it('counts tool definitions as JSON plus the tool-use preamble', () => {
     const tool = { name: 'add', input_schema: { type: 'object' } };
     const estimate = estimateInputTokens({ model: 'm', messages: [], tools: [tool] }, byLength);
-    expect(estimate).toBe(Math.ceil(JSON.stringify(tool).length * TEXT_FACTOR) + TOOLS_OVERHEAD_TOKENS);
+    expect(JSON.stringify(tool)).toHaveLength(47);
+    expect(estimate).toBe(459); // ceil(47 × 1.25) + 400
   });
 
   it('counts tool calls, tool results and images', () => {
@@ -49,8 +47,35 @@ describe('estimateInputTokens', () => {
       },
       byLength,
     );
-    const text = 'add'.length + '{"a":1}'.length + '42'.length;
-    expect(estimate).toBe(Math.ceil(text * TEXT_FACTOR) + 2 * PER_MESSAGE_TOKENS + IMAGE_TOKENS);
+    // 'add' + '{"a":1}' + '42' = 12 characters: ceil(12 × 1.25) + 2 × 8 + 1,600
+    expect(estimate).toBe(1631);
+  });
+
+  it('counts the example in its documentation as 11', () => {
+    expect(estimateInputTokens({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, byLength)).toBe(
+      11,
+    );
+  });
+
+  it('counts thinking as text, redacted thinking as a quarter of its data, unknown blocks as their JSON', () => {
+    const content = [
+      { type: 'thinking', thinking: 'abcdefgh', signature: 's' },
+      { type: 'redacted_thinking', data: 'x'.repeat(10) },
+      { type: 'mystery', v: 1 },
+    ];
+    // thinking 8 + '{"type":"mystery","v":1}' 24 = 32 → 40; redacted ceil(10 / 4) = 3; one message 8
+    expect(estimateInputTokens({ messages: [{ role: 'assistant', content }] }, byLength)).toBe(51);
+  });
+
+  it('counts a base64 document by its decoded size, a text document as text, a URL document as an image', () => {
+    const documents = [
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'A'.repeat(64) } },
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'abcd' } },
+      { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'efgh' }] } },
+      { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+    ];
+    // 64 base64 characters = 48 bytes → 3; text 8 → 10; the URL 1,600; one message 8
+    expect(estimateInputTokens({ messages: [{ role: 'user', content: documents }] }, byLength)).toBe(1621);
   });
 
   it('tolerates shapes it cannot read', () => {

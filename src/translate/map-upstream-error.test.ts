@@ -82,6 +82,19 @@ describe('mapUpstreamError: statuses (PROTOCOLS.md D.7)', () => {
     expect([error.status, error.body.error.type, error.retryable]).toEqual([402, 'billing_error', false]);
   });
 
+  it('maps a Messages error body under a status outside 400–599 to a non-retryable 502, keeping its type', () => {
+    const bodyText = JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } });
+    const error = mapUpstreamError({ status: 200, bodyText, provider: 'anthropic' });
+    expect([error.code, error.status, error.body.error.type, error.retryable, error.provider]).toStrictEqual([
+      'MODEL_EHTTP',
+      502,
+      'overloaded_error',
+      false,
+      'anthropic',
+    ]);
+    expect(error.message).toBe('200 overloaded_error: busy');
+  });
+
   it('maps a status outside 400–599 to a non-retryable 502 api_error', () => {
     const error = mapUpstreamError({ status: 302, bodyText: '', provider: 'tpx' });
     expect([error.status, error.body.error.type, error.retryable]).toEqual([502, 'api_error', false]);

@@ -79,7 +79,8 @@ const DETAIL_LENGTH = 500;
  *
  * How the body is read, in order:
  * 1. A Messages error body (`{"type":"error","error":{"type","message"}}`) keeps its `error.type` (when
- *    it is one this library knows) and its message; the status stays the upstream's.
+ *    it is one this library knows) and its message; the status stays the upstream's when it is an
+ *    error status (400–599), else it becomes a non-retryable 502 as in the last row of the table.
  * 2. An OpenAI-style body (`{"error":{"message","type","code","param"}}`), including the loose variants
  *    real servers send (no `param`; a numeric `code`; OpenRouter's `metadata.raw` and `provider_name`;
  *    Qwen's extra ids; `{"error":"text"}`; FastAPI's `{"detail":…}`), gets its Messages type from the
@@ -122,11 +123,14 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
   let message: string;
   const messagesError = body === undefined ? undefined : readMessagesError(body);
   if (messagesError !== undefined) {
-    const status = isErrorStatus(upstreamStatus) ? upstreamStatus : 502;
+    // An error body under a status that is no error (a 200, a redirect) is the same broken answer as
+    // any other there: 502 and not retryable, as in the table below, whatever type it claims.
+    const isError = isErrorStatus(upstreamStatus);
+    const status = isError ? upstreamStatus : 502;
     const type = MESSAGES_ERROR_TYPES.has(messagesError.type)
       ? (messagesError.type as MessagesErrorType)
       : errorTypeForStatus(status);
-    classification = { status, type, retryable: isRetryableStatus(status) };
+    classification = { status, type, retryable: isError && isRetryableStatus(status) };
     message = `${upstreamStatus} ${messagesError.type}: ${messagesError.message}`;
   } else if (parsed.ok) {
     const described = describeJsonError(parsed.value);

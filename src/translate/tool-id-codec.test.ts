@@ -106,9 +106,48 @@ describe('encodeToolId / decodeToolId', () => {
       'tpx_eYQ=',
       'tpx_xYQ',
       'tpx_uYQ',
+      'tpx_edA', // 't' encoded, but 't' passes through unchanged, so the codec never writes this
     ]) {
       expect(decodeToolId(id)).toBe(id);
     }
+  });
+
+  it('decodes any id it could not have produced to itself, and any other only to what encodes back to it', () => {
+    // Mangled payloads: a non-canonical base64url tail, an odd UTF-16 byte count, a bad occurrence
+    // number, a tag other than e/u/d/g, characters outside [A-Za-z0-9_-].
+    const mangled = fc
+      .tuple(
+        fc.constantFrom(
+          'tpx_',
+          'tpx_e',
+          'tpx_u',
+          'tpx_d',
+          'tpx_d0e',
+          'tpx_d01e',
+          'tpx_d1e',
+          'tpx_d2',
+          'tpx_x',
+          'TPX_e',
+        ),
+        fc.oneof(base64urlTail, codeUnitString),
+        fc.constantFrom('', '=', '.', 'A', 'AA', '-'),
+      )
+      .map(([prefix, tail, suffix]) => prefix + tail + suffix);
+    // `tpx_e` + the payload of an id that passes through unchanged: well-formed, but never written.
+    const unwritten = fc
+      .stringMatching(/^[A-Za-z0-9_-]{1,12}$/)
+      .map((id) => `tpx_e${Buffer.from(id, 'utf8').toString('base64url')}`);
+    fc.assert(
+      fc.property(fc.oneof(mangled, unwritten, providerId, codeUnitString), (id) => {
+        const decoded = decodeToolId(id);
+        if (decoded === id) return;
+        const occurrenceNumber = /^tpx_d(\d+)/.exec(id)?.[1];
+        expect(
+          encodeToolId(decoded, occurrenceNumber === undefined ? 1 : Number(occurrenceNumber), () => 'x'),
+        ).toBe(id);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('round-trips any provider id, lone surrogates included, at any occurrence', () => {

@@ -61,14 +61,17 @@ export function encodeToolId(
   if (occurrence > 1) {
     return `${RESERVED_PREFIX}d${occurrence}${toPayload(providerId)}`;
   }
-  if (
+  if (isPlainId(providerId)) return providerId;
+  return `${RESERVED_PREFIX}${toPayload(providerId)}`;
+}
+
+/** True for a provider id that, at its first occurrence, is passed through unchanged. */
+function isPlainId(providerId: string): boolean {
+  return (
     providerId.length <= MAX_PLAIN_ID_LENGTH &&
     !providerId.startsWith(RESERVED_PREFIX) &&
     VALID_ID.test(providerId)
-  ) {
-    return providerId;
-  }
-  return `${RESERVED_PREFIX}${toPayload(providerId)}`;
+  );
 }
 
 /**
@@ -80,13 +83,17 @@ export function encodeToolId(
  */
 export function decodeToolId(messagesId: string): string {
   if (!messagesId.startsWith(RESERVED_PREFIX)) return messagesId;
-  let rest = messagesId.slice(RESERVED_PREFIX.length);
+  const rest = messagesId.slice(RESERVED_PREFIX.length);
   if (rest.startsWith('d')) {
     const digits = /^d([2-9]|[1-9]\d+)(?=[eu])/.exec(rest);
     if (digits === null) return messagesId;
-    rest = rest.slice(digits[0].length);
+    return fromPayload(rest.slice(digits[0].length)) ?? messagesId;
   }
-  return fromPayload(rest) ?? messagesId;
+  const decoded = fromPayload(rest);
+  // A first occurrence of an id that passes through unchanged is never encoded, so `tpx_e` + its
+  // payload is not this codec's output: decoding it would give two caller ids one provider id.
+  if (decoded === undefined || isPlainId(decoded)) return messagesId;
+  return decoded;
 }
 
 /**

@@ -98,6 +98,16 @@ describe('translateRequest: top-level fields', () => {
     });
   });
 
+  it('passes a temperature and a top_p of 0 on, rather than dropping them as unset', () => {
+    expect(translate(request({ temperature: 0, top_p: 0 }))).toStrictEqual({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 100,
+      temperature: 0,
+      top_p: 0,
+    });
+  });
+
   it('maps stop_sequences to stop', () => {
     expect(translate(request({ stop_sequences: ['END', '###'] }))).toEqual({
       model: 'claude-test',
@@ -121,6 +131,15 @@ describe('translateRequest: top-level fields', () => {
     );
   });
 
+  it('accepts exactly four stop sequences, the most OpenAI-compatible servers take', () => {
+    expect(translate(request({ stop_sequences: ['a', 'b', 'c', 'd'] })).stop).toStrictEqual([
+      'a',
+      'b',
+      'c',
+      'd',
+    ]);
+  });
+
   it('maps stream to stream with usage requested', () => {
     expect(translate(request({ stream: true }))).toEqual({
       model: 'claude-test',
@@ -142,6 +161,14 @@ describe('translateRequest: top-level fields', () => {
       messages: [{ role: 'user', content: 'hi' }],
       max_tokens: 100,
       user: 'user-42',
+    });
+  });
+
+  it('sends no user field for an empty metadata.user_id', () => {
+    expect(translate(request({ metadata: { user_id: '' } }))).toStrictEqual({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 100,
     });
   });
 
@@ -295,8 +322,8 @@ describe('translateRequest: tools', () => {
     expect(
       refusal(request({ tools: [tool('ok'), { name: 'web_search', type: 'web_search_20250305' }] })),
     ).toBe(
-      'tools[1] ("web_search") has type "web_search_20250305": server tools and Anthropic-defined tools run on ' +
-        "Anthropic's side and have no Chat Completions equivalent; remove it, or use the anthropic provider",
+      'tools[1] ("web_search") has type "web_search_20250305": a server tool that runs on Anthropic\'s side, ' +
+        'which an OpenAI-compatible server cannot run; remove it, or use the anthropic provider',
     );
   });
 

@@ -36,7 +36,10 @@ import type {
   ToolChoice,
   ToolParam,
 } from '../protocol/messages.js';
+import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
+import { describeDialect } from './describe-dialect.js';
+import type { DialectProfile } from './dialects.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 
@@ -49,6 +52,11 @@ export interface TranslateRequestOptions {
    * compatible servers only know `max_tokens`. @default 'max_tokens'
    */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * The upstream's dialect: decides what documents and `cache_control` become, and is named in refusals
+   * of what that server family cannot take. @default a generic OpenAI-compatible server
+   */
+  dialect?: DialectProfile;
 }
 
 /** The translated body, and the tool-name map needed to translate the answer back. */
@@ -96,7 +104,7 @@ export function translateRequest(
   options: TranslateRequestOptions = {},
 ): TranslatedRequest {
   const tools = request.tools ?? [];
-  rejectServerTools(tools);
+  rejectServerTools(tools, options.dialect);
   const toolNames = createToolNameMap(tools);
 
   const body: ChatCompletionRequest = {
@@ -130,7 +138,7 @@ export function translateRequest(
 
   const effort = translateEffort(request.output_config?.effort, request.thinking);
   if (effort !== undefined) body.reasoning_effort = effort;
-  const responseFormat = translateOutputFormat(request.output_config?.format);
+  const responseFormat = translateOutputFormat(...outputFormatOf(request));
   if (responseFormat !== undefined) body.response_format = responseFormat;
 
   const user = translateUser(request.metadata?.user_id);
@@ -216,38 +224,67 @@ function translateEffort(effort: unknown, thinking: ThinkingConfig | undefined):
   }
 }
 
-function translateOutputFormat(format: unknown): ChatCompletionRequest['response_format'] {
+/**
+ * The requested output format and the field it came from: `output_config.format`, or the older top-level
+ * `output_format` that Anthropic still accepts during its transition (the same shape). Both at once must
+ * agree, since neither can be said to win.
+ */
+function outputFormatOf(request: MessagesRequest): [unknown, string] {
+  const current = request.output_config?.format;
+  const legacy = request['output_format'];
+  const isSet = (value: unknown) => value !== undefined && value !== null;
+  if (isSet(current) && isSet(legacy) && JSON.stringify(current) !== JSON.stringify(legacy)) {
+    invalid(
+      'output_format and output_config.format are both set and differ; send only output_config.format ' +
+        '(output_format is its older name)',
+    );
+  }
+  return isSet(current) ? [current, 'output_config.format'] : [legacy, 'output_format'];
+}
+
+function translateOutputFormat(format: unknown, fieldName: string): ChatCompletionRequest['response_format'] {
   if (format === undefined || format === null) return undefined;
   if (!isRecord(format) || format['type'] !== 'json_schema') {
     const type = isRecord(format) ? JSON.stringify(format['type']) : typeof format;
     invalid(
-      `output_config.format of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
+      `${fieldName} of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
         'has a Chat Completions equivalent (response_format)',
     );
   }
   const schema = format['schema'];
-  if (!isRecord(schema)) invalid('output_config.format.schema must be a JSON Schema object');
+  if (!isRecord(schema)) invalid(`${fieldName}.schema must be a JSON Schema object`);
   return { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } };
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Tools
 
-/** Server and Anthropic-defined tools run on Anthropic's side: nothing on the other side can run them. */
-function rejectServerTools(tools: readonly ToolParam[]): void {
+/**
+ * Server tools run on Anthropic's side: nothing on the other side can run them. Anthropic-defined client
+ * tools (`bash_*`, `text_editor_*`, …) are run by the caller and pass (see `anthropic-client-tools.ts`).
+ */
+function rejectServerTools(tools: readonly ToolParam[], dialect: DialectProfile | undefined): void {
   tools.forEach((tool, index) => {
-    if (tool.type !== undefined && tool.type !== 'custom') {
-      invalid(
-        `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: server tools and ` +
-          "Anthropic-defined tools run on Anthropic's side and have no Chat Completions equivalent; remove it, " +
-          'or use the anthropic provider',
-      );
-    }
+    if (tool.type === undefined || tool.type === null || tool.type === 'custom') return;
+    if (anthropicClientTool(tool) !== undefined) return;
+    invalid(
+      `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: a server tool that ` +
+        `runs on Anthropic's side, which ${describeDialect(dialect)} cannot run; remove it, or use the ` +
+        'anthropic provider',
+    );
   });
 }
 
 function translateTool(tool: ToolParam, toolNames: ToolNameMap): ChatFunctionTool {
   const fn: ChatFunctionTool['function'] = { name: toolNames.toUpstream(tool.name) };
+  const clientTool = anthropicClientTool(tool);
+  if (clientTool !== undefined) {
+    // The documented schema: the caller sent only the type, which a model other than Claude cannot know.
+    return {
+      type: 'function',
+      function: { ...fn, description: clientTool.description, parameters: { ...clientTool.input_schema } },
+    };
+  }
   if (typeof tool.description === 'string') fn.description = tool.description;
   if (isRecord(tool.input_schema)) fn.parameters = tool.input_schema;
   if (typeof tool['strict'] === 'boolean') fn.strict = tool['strict'];

@@ -364,3 +364,40 @@ describe('environment changes after creation', () => {
     expect(transport.selection.provider).toBe('tpx');
   });
 });
+
+describe('base URLs ending in a slash', () => {
+  let server: ScriptedServer;
+  beforeAll(async () => {
+    server = await startScriptedServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it.each(['/v1/', '/v1//'])(
+    'sends a tpx request to /v1/chat/completions when TPX_BASE_URL ends in %j',
+    async (suffix) => {
+      server.push(step.json(chatCompletion()));
+      const transport = track(
+        createTransport({
+          env: { TPX_OAUTH_TOKEN: TOKEN, TPX_BASE_URL: `${server.url}${suffix}` },
+          maxRetries: 0,
+        }),
+      );
+      await transport.send(helloRequest());
+      expect(server.requests.at(-1)!.url).toBe('/v1/chat/completions');
+    },
+  );
+
+  it('sends an anthropic request to /v1/messages when ANTHROPIC_BASE_URL ends in a slash', async () => {
+    server.push(step.json(textMessage()));
+    const transport = track(
+      createTransport({
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: `${server.url}/` },
+        maxRetries: 0,
+      }),
+    );
+    await transport.send(helloRequest());
+    expect(server.requests.at(-1)!.url).toBe('/v1/messages');
+  });
+});

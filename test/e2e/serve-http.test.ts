@@ -319,7 +319,11 @@ describe('logs', () => {
       await server.close();
       await transport.close();
     });
-    await fetch(`${server.url}/v1/messages`, { method: 'POST', body: JSON.stringify(HELLO) });
+    await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(HELLO),
+    });
     const exchanges = logs.lines().filter((line) => line['msg'] === 'exchange');
     expect(exchanges).toHaveLength(1);
     expect(exchanges[0]).toMatchObject({
