@@ -16,7 +16,13 @@ export interface ChatImagePart {
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-export type ChatContentPart = ChatTextPart | ChatImagePart;
+/** A file (OpenAI: PDFs) as `file_data`, a data URL; some servers also take a plain URL there. */
+export interface ChatFilePart {
+  type: 'file';
+  file: { filename?: string; file_data?: string; file_id?: string };
+}
+
+export type ChatContentPart = ChatTextPart | ChatImagePart | ChatFilePart;
 
 export interface ChatToolCall {
   id: string;

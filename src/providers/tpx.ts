@@ -28,7 +28,7 @@ import {
   type DialectProfile,
   type EndpointOptions,
 } from '../translate/dialects.js';
-import { estimateInputTokens, loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import {
@@ -52,6 +52,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
@@ -350,7 +351,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
       }
       // Most OpenAI-compatible servers have no counting endpoint (PROTOCOLS.md D.9).
       const countText = await loadTokenCounter();
-      return { input_tokens: estimateInputTokens(request, countText) };
+      // Counted in slices with the loop given back in between: one request must not freeze the others.
+      return { input_tokens: await estimateInputTokensInSlices(request, countText) };
     },
 
     async listModels(_options: ExchangeOptions, context, report: ReportResponse): Promise<unknown> {
@@ -394,7 +396,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
  */
 async function estimateStreamInputTokens(request: MessagesRequest): Promise<number | undefined> {
   try {
-    return estimateInputTokens(request, await loadTokenCounter());
+    return await estimateInputTokensInSlices(request, await loadTokenCounter());
   } catch {
     return undefined;
   }

@@ -8,7 +8,7 @@ import { assertValidChatCompletionRequest } from '../../test/helpers/chat-schema
 import { isTransportError } from '../errors.js';
 import type { ChatCompletionRequest } from '../protocol/chat-completions.js';
 import type { MessagesRequest } from '../protocol/messages.js';
-import { DIALECTS } from './dialects.js';
+import { DIALECT_NAMES, DIALECTS } from './dialects.js';
 import { translateRequest, type TranslateRequestOptions } from './translate-request.js';
 
 function translate(request: MessagesRequest, options?: TranslateRequestOptions): ChatCompletionRequest {
@@ -205,5 +205,215 @@ describe('translateRequest: Anthropic-defined client tools', () => {
     expect(refusal(request({ tools: [{ type: 'bash_20990101', name: 'bash' }] }))).toContain(
       'tools[0] ("bash") has type "bash_20990101": a server tool',
     );
+  });
+});
+
+describe('translateRequest: documents', () => {
+  const PDF = { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQ=' } as const;
+  const userWith = (...content: Record<string, unknown>[]): MessagesRequest =>
+    request({
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Read this' }, ...content] as never }],
+    });
+
+  it('sends a base64 PDF to OpenAI as a file part named after the title', () => {
+    const body = translateChecked(userWith({ type: 'document', title: 'report.pdf', source: PDF }), {
+      dialect: DIALECTS.openai,
+    });
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Read this' },
+          {
+            type: 'file',
+            file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+          },
+        ],
+      },
+    ]);
+  });
+
+  it('names an untitled PDF document.pdf, for the generic dialect too', () => {
+    const body = translateChecked(userWith({ type: 'document', source: PDF }));
+    expect(body.messages[0]!.content).toContainEqual({
+      type: 'file',
+      file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+    });
+  });
+
+  it('sends a PDF by URL to OpenRouter, which fetches it', () => {
+    const body = translateChecked(
+      userWith({ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }),
+      { dialect: DIALECTS.openrouter },
+    );
+    expect(body.messages[0]!.content).toContainEqual({
+      type: 'file',
+      file: { filename: 'document.pdf', file_data: 'https://example.com/a.pdf' },
+    });
+  });
+
+  it('refuses a PDF by URL on OpenAI, whose Chat Completions take only file data', () => {
+    expect(
+      refusal(userWith({ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }), {
+        dialect: DIALECTS.openai,
+      }),
+    ).toBe(
+      'messages[0].content[1]: a document block holding a PDF by URL cannot be sent to OpenAI (api.openai.com) ' +
+        '(dialect "openai"), which takes no file content parts; send the text of the document (source type ' +
+        '"text"), or use the anthropic provider',
+    );
+  });
+
+  it.each(DIALECT_NAMES.filter((name) => !['openai', 'openrouter', 'openai-generic'].includes(name)))(
+    'refuses a base64 PDF on the %s dialect, naming it',
+    (name) => {
+      expect(refusal(userWith({ type: 'document', source: PDF }), { dialect: DIALECTS[name] })).toContain(
+        `(dialect "${name}"), which takes no file content parts`,
+      );
+    },
+  );
+
+  it('refuses a Files API document on every dialect, naming the dialect', () => {
+    expect(
+      refusal(userWith({ type: 'document', source: { type: 'file', file_id: 'file_011' } }), {
+        dialect: DIALECTS.openrouter,
+      }),
+    ).toBe(
+      'messages[0].content[1]: a document with source type "file" refers to the Anthropic Files API, which ' +
+        'OpenRouter (openrouter.ai) (dialect "openrouter") cannot read; send the document itself (base64 or ' +
+        'text), or use the anthropic provider',
+    );
+  });
+
+  it('refuses base64 data that is not a PDF', () => {
+    expect(
+      refusal(
+        userWith({ type: 'document', source: { type: 'base64', media_type: 'text/csv', data: 'YQ==' } }),
+      ),
+    ).toBe(
+      'messages[0].content[1]: a base64 document must be a PDF (media_type "application/pdf") with string data, ' +
+        'got media_type "text/csv"',
+    );
+  });
+
+  it('heads a plain-text document with its title and context', () => {
+    const body = translate(
+      userWith({
+        type: 'document',
+        title: 'Notes',
+        context: 'Written in 2024',
+        citations: { enabled: true },
+        source: { type: 'text', media_type: 'text/plain', data: 'body' },
+      }),
+    );
+    expect(body.messages[0]!.content).toContainEqual({ type: 'text', text: 'Notes\nWritten in 2024\nbody' });
+  });
+
+  it('turns a content document into its text, then its images', () => {
+    const body = translateChecked(
+      userWith({
+        type: 'document',
+        title: 'Slides',
+        source: {
+          type: 'content',
+          content: [
+            { type: 'text', text: 'one' },
+            { type: 'image', source: { type: 'url', url: 'https://example.com/i.png' } },
+            { type: 'text', text: 'two' },
+          ],
+        },
+      }),
+    );
+    expect(body.messages[0]!.content).toEqual([
+      { type: 'text', text: 'Read this' },
+      { type: 'text', text: 'Slides\none\n\ntwo' },
+      { type: 'image_url', image_url: { url: 'https://example.com/i.png' } },
+    ]);
+  });
+
+  it('sends a PDF from a tool result in a user message after the tool message', () => {
+    const body = translateChecked(
+      request({
+        messages: [
+          { role: 'user', content: 'Fetch it' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fetch', input: {} }] },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'call_1',
+                content: [
+                  { type: 'text', text: 'Here it is' },
+                  { type: 'document', title: 'a.pdf', source: PDF },
+                ],
+              },
+            ],
+          },
+        ],
+        tools: [{ name: 'fetch', input_schema: { type: 'object' } }],
+      }),
+      { dialect: DIALECTS.openai },
+    );
+    expect(body.messages.slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: 'Here it is' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Files from the result of tool call call_1:' },
+          {
+            type: 'file',
+            file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+          },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('translateRequest: search results', () => {
+  const SEARCH_RESULT = {
+    type: 'search_result',
+    source: 'https://example.com/guide',
+    title: 'The guide',
+    content: [
+      { type: 'text', text: 'First paragraph.' },
+      { type: 'text', text: 'Second paragraph.' },
+    ],
+    citations: { enabled: true },
+  };
+  const EXPECTED_TEXT =
+    'Search result: The guide\nSource: https://example.com/guide\n\nFirst paragraph.\n\nSecond paragraph.';
+
+  it('turns a top-level search_result into text with its title and source', () => {
+    const body = translateChecked(request({ messages: [{ role: 'user', content: [SEARCH_RESULT] }] }));
+    expect(body.messages).toEqual([{ role: 'user', content: EXPECTED_TEXT }]);
+  });
+
+  it('turns a search_result inside a tool_result into the tool message text', () => {
+    const body = translateChecked(
+      request({
+        tools: [{ name: 'search', input_schema: { type: 'object' } }],
+        messages: [
+          { role: 'user', content: 'Look it up' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'search', input: {} }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [SEARCH_RESULT] }],
+          },
+        ],
+      }),
+    );
+    expect(body.messages[2]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: EXPECTED_TEXT });
+  });
+
+  it('refuses a search_result without a source, naming its position', () => {
+    expect(
+      refusal(
+        request({
+          messages: [{ role: 'user', content: [{ ...SEARCH_RESULT, source: undefined }] as never }],
+        }),
+      ),
+    ).toBe('messages[0].content[0]: a search_result block needs a string source and a string title');
   });
 });

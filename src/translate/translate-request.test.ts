@@ -6,6 +6,7 @@ import { isTransportError } from '../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../protocol/chat-completions.js';
 import type { ContentBlockParam, MessageParam, MessagesRequest, OtherBlock } from '../protocol/messages.js';
 import { checkPairing } from './check-pairing.js';
+import { DIALECTS } from './dialects.js';
 import { decodeToolId, encodeToolId, encodeToolIds } from './tool-id-codec.js';
 import { encodeToolName } from './tool-name-codec.js';
 import {
@@ -601,7 +602,7 @@ describe('translateRequest: user content', () => {
     ]);
   });
 
-  it('refuses a PDF document, naming its position', () => {
+  it('refuses a PDF document where the dialect takes no files, naming its position and the dialect', () => {
     expect(
       refusal(
         request({
@@ -618,35 +619,34 @@ describe('translateRequest: user content', () => {
             },
           ],
         }),
+        { dialect: DIALECTS.llamacpp },
       ),
     ).toBe(
-      'messages[0].content[1]: a document with source type "base64" cannot be translated; only plain-text documents ' +
-        '(source type "text") have a Chat Completions equivalent',
+      'messages[0].content[1]: a document block holding a base64 PDF cannot be sent to llama.cpp server ' +
+        '(dialect "llamacpp"), which takes no file content parts; send the text of the document (source type ' +
+        '"text"), or use the anthropic provider',
     );
   });
 
-  it.each([
-    'search_result',
-    'server_tool_use',
-    'web_search_tool_result',
-    'container_upload',
-    'some_future_block',
-  ])('refuses a %s block, naming its type and position', (type) => {
-    const block: OtherBlock = { type, id: 'x' };
-    expect(
-      refusal(
-        request({
-          messages: [
-            { role: 'user', content: 'hi' },
-            { role: 'assistant', content: 'hello' },
-            { role: 'user', content: [{ type: 'text', text: 'x' }, block] },
-          ],
-        }),
-      ),
-    ).toBe(
-      `messages[2].content[1]: a "${type}" block cannot be translated to Chat Completions; remove it, or use the anthropic provider`,
-    );
-  });
+  it.each(['server_tool_use', 'web_search_tool_result', 'container_upload', 'some_future_block'])(
+    'refuses a %s block, naming its type and position',
+    (type) => {
+      const block: OtherBlock = { type, id: 'x' };
+      expect(
+        refusal(
+          request({
+            messages: [
+              { role: 'user', content: 'hi' },
+              { role: 'assistant', content: 'hello' },
+              { role: 'user', content: [{ type: 'text', text: 'x' }, block] },
+            ],
+          }),
+        ),
+      ).toBe(
+        `messages[2].content[1]: a "${type}" block cannot be translated to Chat Completions; remove it, or use the anthropic provider`,
+      );
+    },
+  );
 
   it('refuses assistant-only blocks in a user message', () => {
     expect(
@@ -810,7 +810,7 @@ describe('translateRequest: tool results', () => {
                 {
                   type: 'tool_result',
                   tool_use_id: 'call_b',
-                  content: [{ type: 'search_result', source: 's', title: 't', content: [] }],
+                  content: [{ type: 'tool_reference', tool_name: 't' }],
                 },
               ],
             },
@@ -818,7 +818,7 @@ describe('translateRequest: tool results', () => {
         }),
       ),
     ).toBe(
-      'messages[2].content[1].content[0]: a "search_result" block inside a tool_result cannot be translated to Chat ' +
+      'messages[2].content[1].content[0]: a "tool_reference" block inside a tool_result cannot be translated to Chat ' +
         'Completions; remove it, or use the anthropic provider',
     );
   });

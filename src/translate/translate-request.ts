@@ -24,7 +24,6 @@ import type {
   ChatCompletionRequest,
   ChatContentPart,
   ChatFunctionTool,
-  ChatImagePart,
   ChatMessage,
   ChatToolCall,
   ChatToolChoice,
@@ -39,6 +38,13 @@ import type {
 import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
 import { describeDialect } from './describe-dialect.js';
+import {
+  isTextPart,
+  mapDocumentBlock,
+  mapImageSource,
+  mapSearchResultBlock,
+  type DocumentPart,
+} from './map-document-block.js';
 import type { DialectProfile } from './dialects.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
@@ -109,7 +115,7 @@ export function translateRequest(
 
   const body: ChatCompletionRequest = {
     model: options.model ?? request.model,
-    messages: translateMessages(request, toolNames),
+    messages: translateMessages(request, toolNames, options.dialect),
   };
 
   body[options.maxTokensField ?? 'max_tokens'] = translateMaxTokens(request.max_tokens);
@@ -348,7 +354,11 @@ function systemPromptText(system: string | TextBlockParam[] | undefined): string
  * calls they answer (Chat Completions requires that), taken from the next user turn, even across system
  * messages in between; everything else keeps its order.
  */
-function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): ChatMessage[] {
+function translateMessages(
+  request: MessagesRequest,
+  toolNames: ToolNameMap,
+  dialect: DialectProfile | undefined,
+): ChatMessage[] {
   if (request.messages.length === 0) invalid('messages must contain at least one message');
   const messages: ChatMessage[] = [];
   const systemText = systemPromptText(request.system);
@@ -376,7 +386,7 @@ function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): Ch
             ? next.blocks.filter((positioned) => positioned.block.type === 'tool_result')
             : [];
         results.forEach((positioned) => answered.add(positioned));
-        messages.push(...translateToolResults(results));
+        messages.push(...translateToolResults(results, dialect));
         return;
       }
       case 'user': {
@@ -385,12 +395,12 @@ function translateMessages(request: MessagesRequest, toolNames: ToolNameMap): Ch
         const unanswered = turn.blocks.filter(
           (positioned) => positioned.block.type === 'tool_result' && !answered.has(positioned),
         );
-        messages.push(...translateToolResults(unanswered));
+        messages.push(...translateToolResults(unanswered, dialect));
         const rest = turn.blocks.filter((positioned) => positioned.block.type !== 'tool_result');
         // A turn of nothing but tool results needs no user message; an empty turn still gets one.
         const isOnlyToolResults = rest.length === 0 && turn.blocks.length > 0;
         if (!isOnlyToolResults) {
-          messages.push({ role: 'user', content: translateUserContent(rest) });
+          messages.push({ role: 'user', content: translateUserContent(rest, dialect) });
         }
         return;
       }
@@ -490,19 +500,21 @@ function translateAssistantTurn(turn: Turn, toolNames: ToolNameMap): ChatAssista
   return message;
 }
 
-function translateUserContent(blocks: readonly PositionedBlock[]): string | ChatContentPart[] {
-  const parts = blocks.map((positioned): ChatContentPart => {
+function translateUserContent(
+  blocks: readonly PositionedBlock[],
+  dialect: DialectProfile | undefined,
+): string | ChatContentPart[] {
+  const parts = blocks.flatMap((positioned): ChatContentPart[] => {
     const { block } = positioned;
     switch (block.type) {
       case 'text':
-        return { type: 'text', text: String(block['text']) };
+        return [{ type: 'text', text: String(block['text']) }];
       case 'image':
-        return translateImage(block['source'], blockPath(positioned));
+        return [mapImageSource(block['source'], blockPath(positioned))];
       case 'document':
-        return {
-          type: 'text',
-          text: documentText(field(block, 'source'), field(block, 'title'), blockPath(positioned)),
-        };
+        return mapDocumentBlock(block, blockPath(positioned), dialect);
+      case 'search_result':
+        return [mapSearchResultBlock(block, blockPath(positioned))];
       case 'tool_use':
       case 'thinking':
       case 'redacted_thinking':
@@ -518,40 +530,6 @@ function translateUserContent(blocks: readonly PositionedBlock[]): string | Chat
   return parts.length === 0 ? '' : parts;
 }
 
-function translateImage(source: unknown, path: string): ChatImagePart {
-  if (isRecord(source)) {
-    if (
-      source['type'] === 'base64' &&
-      typeof source['media_type'] === 'string' &&
-      typeof source['data'] === 'string'
-    ) {
-      return {
-        type: 'image_url',
-        image_url: { url: `data:${source['media_type']};base64,${source['data']}` },
-      };
-    }
-    if (source['type'] === 'url' && typeof source['url'] === 'string') {
-      return { type: 'image_url', image_url: { url: source['url'] } };
-    }
-  }
-  const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
-  return invalid(
-    `${path}: an image with source type ${type} cannot be translated; use a base64 or url source`,
-  );
-}
-
-/** A plain-text document becomes text: its title (when there is one), a newline, its data. */
-function documentText(source: unknown, title: unknown, path: string): string {
-  if (!isRecord(source) || source['type'] !== 'text' || typeof source['data'] !== 'string') {
-    const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
-    invalid(
-      `${path}: a document with source type ${type} cannot be translated; only plain-text documents ` +
-        '(source type "text") have a Chat Completions equivalent',
-    );
-  }
-  return typeof title === 'string' && title !== '' ? `${title}\n${source['data']}` : source['data'];
-}
-
 function untranslatable(positioned: PositionedBlock): never {
   invalid(
     `${blockPath(positioned)}: a ${JSON.stringify(positioned.block.type)} block cannot be translated to ` +
@@ -560,36 +538,44 @@ function untranslatable(positioned: PositionedBlock): never {
 }
 
 /**
- * One tool message per `tool_result`, in order; then, when any result carried images (which tool
- * messages cannot hold), one user message with those images, each group introduced by a text part
- * naming its tool call.
+ * One tool message per `tool_result`, in order; then, when any result carried images or files (which
+ * tool messages cannot hold), one user message with them, each group introduced by a text part naming
+ * its tool call.
  */
-function translateToolResults(results: readonly PositionedBlock[]): ChatMessage[] {
+function translateToolResults(
+  results: readonly PositionedBlock[],
+  dialect: DialectProfile | undefined,
+): ChatMessage[] {
   const messages: ChatMessage[] = [];
-  const imageParts: ChatContentPart[] = [];
+  const attachmentParts: ChatContentPart[] = [];
   for (const positioned of results) {
     const { block } = positioned;
     const toolCallId = decodeToolId(String(field(block, 'tool_use_id')));
-    const { text, images } = toolResultContent(field(block, 'content'), blockPath(positioned));
+    const { text, attachments } = toolResultContent(field(block, 'content'), blockPath(positioned), dialect);
     const content = field(block, 'is_error') === true ? `${TOOL_ERROR_PREFIX}${text}` : text;
     messages.push({ role: 'tool', tool_call_id: toolCallId, content });
-    if (images.length > 0) {
-      imageParts.push(
-        { type: 'text', text: `Images from the result of tool call ${toolCallId}:` },
-        ...images,
+    if (attachments.length > 0) {
+      const what = attachments.every((part) => part.type === 'image_url') ? 'Images' : 'Files';
+      attachmentParts.push(
+        { type: 'text', text: `${what} from the result of tool call ${toolCallId}:` },
+        ...attachments,
       );
     }
   }
-  if (imageParts.length > 0) messages.push({ role: 'user', content: imageParts });
+  if (attachmentParts.length > 0) messages.push({ role: 'user', content: attachmentParts });
   return messages;
 }
 
-function toolResultContent(content: unknown, path: string): { text: string; images: ChatImagePart[] } {
-  if (content === undefined || content === null) return { text: '', images: [] };
-  if (typeof content === 'string') return { text: content, images: [] };
+function toolResultContent(
+  content: unknown,
+  path: string,
+  dialect: DialectProfile | undefined,
+): { text: string; attachments: DocumentPart[] } {
+  if (content === undefined || content === null) return { text: '', attachments: [] };
+  if (typeof content === 'string') return { text: content, attachments: [] };
   if (!Array.isArray(content)) invalid(`${path}.content must be a string or an array of blocks`);
   const texts: string[] = [];
-  const images: ChatImagePart[] = [];
+  const attachments: DocumentPart[] = [];
   content.forEach((inner: unknown, index) => {
     const innerPath = `${path}.content[${index}]`;
     const type = isRecord(inner) ? inner['type'] : undefined;
@@ -599,10 +585,17 @@ function toolResultContent(content: unknown, path: string): { text: string; imag
         texts.push(String(inner['text']));
         break;
       case 'image':
-        images.push(translateImage(inner['source'], innerPath));
+        attachments.push(mapImageSource(inner['source'], innerPath));
         break;
       case 'document':
-        texts.push(documentText(inner['source'], inner['title'], innerPath));
+        // Text goes into the tool message; images and files follow in a user message.
+        for (const part of mapDocumentBlock(inner, innerPath, dialect)) {
+          if (isTextPart(part)) texts.push(part.text);
+          else attachments.push(part);
+        }
+        break;
+      case 'search_result':
+        texts.push(mapSearchResultBlock(inner, innerPath).text);
         break;
       default:
         invalid(
@@ -611,5 +604,5 @@ function toolResultContent(content: unknown, path: string): { text: string; imag
         );
     }
   });
-  return { text: texts.join('\n'), images };
+  return { text: texts.join('\n'), attachments };
 }

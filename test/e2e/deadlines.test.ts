@@ -231,6 +231,18 @@ async function waitForRequests(count: number): Promise<void> {
   expect(server.requests.length).toBeGreaterThanOrEqual(count);
 }
 
+/**
+ * Checks that a per-attempt deadline fired on the transport's own timer. undici keeps the first-byte and
+ * idle deadlines too, as a backstop on a coarse clock (about a second late); when the backstop fires
+ * instead, its `HeadersTimeoutError` or `BodyTimeoutError` is the error's `cause`. So a removed or broken
+ * timer fails here, rather than passing a little later on undici's.
+ */
+function expectOwnTimer(error: TransportError | undefined, deadline: 'first-byte' | 'idle'): void {
+  expect(error?.code).toBe('MODEL_ETIMEOUT');
+  expect(error?.deadline).toBe(deadline);
+  expect(error?.cause).toBeUndefined();
+}
+
 describe('the first-byte deadline', () => {
   leakFreeIt(
     'fails a send whose response headers never come with MODEL_ETIMEOUT naming first-byte',
@@ -247,6 +259,7 @@ describe('the first-byte deadline', () => {
       expect(elapsedMs).toBeGreaterThanOrEqual(120);
       expect(elapsedMs).toBeLessThan(2_000);
       expect((await server.settled(0)).aborted).toBe(true);
+      expectOwnTimer(error, 'first-byte');
     },
   );
 
@@ -257,8 +270,7 @@ describe('the first-byte deadline', () => {
       server.push(step.noHeaders());
       const { events, error } = await drain(helloRequest({ stream: true }));
       expect(events).toEqual([]);
-      expect(error?.code).toBe('MODEL_ETIMEOUT');
-      expect(error?.deadline).toBe('first-byte');
+      expectOwnTimer(error, 'first-byte');
     },
   );
 
@@ -268,7 +280,8 @@ describe('the first-byte deadline', () => {
     const { value: error, elapsedMs } = await timed(() =>
       sendError(helloRequest(), { firstByteTimeoutMs: 100 }),
     );
-    expect(error.deadline).toBe('first-byte');
+    expectOwnTimer(error, 'first-byte');
+    expect(error.message).toContain('100 ms');
     expect(elapsedMs).toBeLessThan(2_000);
   });
 
@@ -291,6 +304,7 @@ describe('the idle deadline', () => {
       expect(result.error?.code).toBe('MODEL_ETIMEOUT');
       expect(result.error?.deadline).toBe('idle');
       expect(result.error?.message).toMatch(/idle/);
+      expectOwnTimer(result.error, 'idle');
       expect(elapsedMs).toBeLessThan(2_000);
       expect(server.requests).toHaveLength(1);
     },
@@ -302,8 +316,7 @@ describe('the idle deadline', () => {
       useTransport({ idleTimeoutMs: 150 });
       server.push(step.hangAfterHeaders());
       const error = await sendError(helloRequest());
-      expect(error.code).toBe('MODEL_ETIMEOUT');
-      expect(error.deadline).toBe('idle');
+      expectOwnTimer(error, 'idle');
     },
   );
 

@@ -53,7 +53,7 @@ describe('honest usage on a translated stream', () => {
 });
 
 describe('the legacy output_format', () => {
-  it('reaches the upstream as response_format and comes back as schema-shaped JSON', async () => {
+  it('reaches the upstream as response_format', async () => {
     proxy = await startTpxProxy();
     const schema = {
       type: 'object',
@@ -157,6 +157,63 @@ describe('Anthropic-defined client tools', () => {
       },
       request_id: expect.any(String) as unknown,
     });
+    expect(proxy.mock.requests).toHaveLength(0);
+  });
+});
+
+describe('documents and search results', () => {
+  const PDF = { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQ=' } as const;
+
+  it('sends a PDF as a file part and a search result as text', async () => {
+    proxy = await startTpxProxy({ mock: { script: { replies: [{ text: 'Read.' }] } } });
+    const message = await clientFor(proxy.server).messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', title: 'report.pdf', source: PDF },
+            {
+              type: 'search_result',
+              source: 'https://example.com/r',
+              title: 'Result',
+              content: [{ type: 'text', text: 'Found it.' }],
+            },
+            { type: 'text', text: 'Compare them.' },
+          ],
+        },
+      ],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'Read.' }]);
+    const messages = upstreamBody()['messages'] as { content: unknown }[];
+    expect(messages[0]!.content).toEqual([
+      {
+        type: 'file',
+        file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+      },
+      { type: 'text', text: 'Search result: Result\nSource: https://example.com/r\n\nFound it.' },
+      { type: 'text', text: 'Compare them.' },
+    ]);
+  });
+
+  it('refuses a PDF on a dialect without file parts with a 400 naming the block and the dialect', async () => {
+    proxy = await startTpxProxy({ transport: { tpxDialect: 'vllm' } });
+    const error = await clientFor(proxy.server)
+      .messages.stream({
+        model: 'claude-test',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: [{ type: 'document', source: PDF }] }],
+      })
+      .finalMessage()
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    const body = (error as InstanceType<typeof Anthropic.BadRequestError>).error as {
+      error: { message: string };
+    };
+    expect(body.error.message).toContain(
+      'messages[0].content[0]: a document block holding a base64 PDF cannot be sent to vLLM (dialect "vllm")',
+    );
     expect(proxy.mock.requests).toHaveLength(0);
   });
 });

@@ -392,6 +392,11 @@ function checkObservation(
   }
   if (expected.attempts !== undefined)
     expect(observation.attempts, `${label}: attempts`).toBe(expected.attempts);
+  // What the report will say of this run is what the expectation says: the report's test compares
+  // docs/reliability.md with the expectations, so every cell there is one this suite observed.
+  expect(formatObserved(observation), label).toBe(
+    formatExpected(mode, provider, observation.entry, observation.via),
+  );
   // Whatever happened upstream, the secrets of this process are not in what the caller sees.
   for (const secret of [UPSTREAM_KEY, UPSTREAM_TOKEN, CLIENT_KEY])
     expect(observed.message).not.toContain(secret);
@@ -405,6 +410,37 @@ function attemptsSuffix(observation: Observation): string {
   return observation.attempts !== undefined && observation.attempts > 1
     ? ` (${observation.attempts} attempts)`
     : '';
+}
+
+/**
+ * The report cell a mode's expectation stands for: what `formatObserved` gives for a run that meets it,
+ * which the suite asserts of every run.
+ */
+export function formatExpected(
+  mode: FaultMode,
+  provider: UpstreamKind,
+  entry: EntryPoint,
+  via: Observation['via'],
+): string {
+  const expected = expectedOutcome(mode, provider, entry);
+  const base = { mode: mode.name, provider, entry, via };
+  if (expected.kind === 'message') {
+    // The message itself is not shown in a cell.
+    const observed = { kind: 'message', message: undefined as unknown as Message } as const;
+    return formatObserved({ ...base, observed, attempts: expected.attempts ?? 1 });
+  }
+  const atProxy = expectedAtProxy(expected);
+  const observed: Observed = {
+    kind: 'error',
+    code: via === 'library' ? expected.code : undefined,
+    status: via === 'library' ? expected.status : atProxy.status,
+    type: expected.type,
+    afterEvents: via === 'library' ? (expected.afterEvents ?? false) : atProxy.afterEvents,
+    deadline: expected.deadline,
+    message: '',
+    headers: {},
+  };
+  return formatObserved({ ...base, observed, attempts: expected.attempts });
 }
 
 export function formatObserved(observation: Observation): string {

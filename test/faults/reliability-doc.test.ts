@@ -1,10 +1,13 @@
 /**
  * `docs/reliability.md` is generated from the fault suite's observations (`TPX_WRITE_RELIABILITY=1`).
  * This keeps it in step with the table of modes: every mode is in it, for every provider it applies to,
- * and no observed cell says a run broke.
+ * and every cell says what the suite observes. The fault suite asserts that each run's cell is the one
+ * its expectation stands for (`formatExpected`), so comparing each cell here with that expectation
+ * compares it with what the suite observed, without depending on the order test files run in.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { formatExpected } from './fault-harness.js';
 import { FAULT_MODES, appliesTo } from './fault-modes.js';
 
 const report = readFileSync(new URL('../../docs/reliability.md', import.meta.url), 'utf8');
@@ -35,5 +38,27 @@ describe('docs/reliability.md', () => {
         for (const cell of row!.slice(2)) expect(cell).not.toMatch(/^$|not run|BROKEN/);
       }
     }
+  });
+
+  it('says in every cell what the fault suite observes for that mode, provider and entry point', () => {
+    const columns = [
+      { entry: 'send', via: 'library' },
+      { entry: 'stream', via: 'library' },
+      { entry: 'send', via: 'proxy' },
+      { entry: 'stream', via: 'proxy' },
+    ] as const;
+    let compared = 0;
+    for (const mode of FAULT_MODES) {
+      for (const provider of ['anthropic', 'tpx'] as const) {
+        if (!appliesTo(mode, provider)) continue;
+        const row = rows.find((cells) => cells[0] === `\`${mode.name}\`` && cells[1] === provider);
+        columns.forEach(({ entry, via }, index) => {
+          const expected = formatExpected(mode, provider, entry, via).replace(/\|/g, '\\|');
+          expect(row?.[index + 2], `${mode.name} / ${provider} / ${via} ${entry}`).toBe(expected);
+          compared++;
+        });
+      }
+    }
+    expect(compared).toBeGreaterThanOrEqual(FAULT_MODES.length * columns.length);
   });
 });
