@@ -170,6 +170,100 @@ const TOOL_REQUEST = {
   tools: [ADD_TOOL, WEATHER_TOOL],
 };
 
+/** Tools shaped like Claude Code's: the acting ones first, as it offers them. */
+const AGENT_TOOLS = [
+  ['Agent', { description: { type: 'string' }, prompt: { type: 'string' } }, ['description', 'prompt']],
+  [
+    'Bash',
+    {
+      command: { type: 'string' },
+      dangerouslyDisableSandbox: { type: 'boolean' },
+      run_in_background: { type: 'boolean' },
+    },
+    ['command'],
+  ],
+  ['Glob', { pattern: { type: 'string' }, path: { type: 'string' } }, ['pattern']],
+  ['Grep', { pattern: { type: 'string' }, multiline: { type: 'boolean' } }, ['pattern']],
+  ['Read', { file_path: { type: 'string' }, offset: { type: 'number' } }, ['file_path']],
+  ['Edit', { file_path: { type: 'string' }, replace_all: { type: 'boolean' } }, ['file_path']],
+  ['Write', { file_path: { type: 'string' }, content: { type: 'string' } }, ['file_path', 'content']],
+  ['WebFetch', { url: { type: 'string', format: 'uri' } }, ['url']],
+  ['TodoWrite', { todos: { type: 'array', items: { type: 'string' } } }, ['todos']],
+  ['KillShell', { shell_id: { type: 'string' } }, ['shell_id']],
+].map(([name, properties, required]) => ({
+  type: 'function',
+  function: { name: name as string, parameters: { type: 'object', properties, required } },
+}));
+
+describe("default behaviour with an agent's tools", () => {
+  it('ends a Claude Code-shaped loop: one round of read-only tools with required fields only, then text', async () => {
+    const server = await start();
+    const user = { role: 'user', content: 'Look around this repository and summarise it.' };
+    const first = await readMessage(
+      await postChat(server, { model: 'm', messages: [user], tools: AGENT_TOOLS, tool_choice: 'auto' }),
+    );
+    expect(toolNames(first)).toEqual(['Glob', 'Grep', 'Read']);
+    for (const call of first.tool_calls!) {
+      const argumentsObject = JSON.parse(call.function.arguments) as Record<string, unknown>;
+      expect(Object.values(argumentsObject).every((value) => value !== true)).toBe(true);
+    }
+    expect(JSON.parse(first.tool_calls![1]!.function.arguments)).toEqual({ pattern: 'example' });
+    const results = first.tool_calls!.map((call) => ({
+      role: 'tool',
+      tool_call_id: call.id,
+      content: `${call.function.name} found nothing`,
+    }));
+    const history = [user, { role: 'assistant', content: null, tool_calls: first.tool_calls }, ...results];
+    const second = await readMessage(
+      await postChat(server, { model: 'm', messages: history, tools: AGENT_TOOLS, tool_choice: 'required' }),
+    );
+    expect(second.tool_calls).toBeUndefined();
+    expect(second.content).toContain('Glob → Glob found nothing');
+    // The user goes on in the same conversation: one tool round was enough, the model answers in text.
+    const third = await readMessage(
+      await postChat(server, {
+        model: 'm',
+        messages: [
+          ...history,
+          { role: 'assistant', content: second.content },
+          { role: 'user', content: 'and now?' },
+        ],
+        tools: AGENT_TOOLS,
+      }),
+    );
+    expect(third.tool_calls).toBeUndefined();
+    expect(third.content).toBe('You said: and now?');
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('calls none of the tools when every offered tool looks like it acts', async () => {
+    const server = await start();
+    const message = await readMessage(
+      await postChat(server, {
+        model: 'm',
+        messages: [{ role: 'user', content: 'go' }],
+        tools: AGENT_TOOLS.filter((tool) => ['Agent', 'Bash', 'Write'].includes(tool.function.name)),
+      }),
+    );
+    expect(message.tool_calls).toBeUndefined();
+    expect(message.content).toBe('You said: go');
+  });
+
+  it('still calls an acting tool that tool_choice names', async () => {
+    const server = await start();
+    const message = await readMessage(
+      await postChat(server, {
+        model: 'm',
+        messages: [{ role: 'user', content: 'go' }],
+        tools: AGENT_TOOLS,
+        tool_choice: { type: 'function', function: { name: 'Bash' } },
+      }),
+    );
+    expect(toolNames(message)).toEqual(['Bash']);
+    expect(JSON.parse(message.tool_calls![0]!.function.arguments)).toEqual({ command: 'example' });
+  });
+});
+
 describe('default behaviour', () => {
   it('calls every offered tool once, with arguments built from each schema', async () => {
     const server = await start();
@@ -189,7 +283,8 @@ describe('default behaviour', () => {
     }
     expect(calls[0]!.id).not.toBe(calls[1]!.id);
     expect(JSON.parse(calls[0]!.function.arguments)).toEqual({ a: 2, b: 3 });
-    expect(JSON.parse(calls[1]!.function.arguments)).toEqual({ city: 'example', unit: 'celsius', days: 3 });
+    // Only the required fields: the optional `unit` and `days` are left out.
+    expect(JSON.parse(calls[1]!.function.arguments)).toEqual({ city: 'example' });
     const usage = body.usage;
     expect(usage.prompt_tokens).toBeGreaterThan(0);
     expect(usage.completion_tokens).toBeGreaterThan(0);
@@ -245,12 +340,12 @@ describe('default behaviour', () => {
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('tool_calls');
   });
 
-  it('calls only the first tool when parallel_tool_calls is false', async () => {
+  it('calls one tool, a read-only-looking one first, when parallel_tool_calls is false', async () => {
     const server = await start();
     const message = await readMessage(
       await postChat(server, { ...TOOL_REQUEST, parallel_tool_calls: false }),
     );
-    expect(toolNames(message)).toEqual(['add']);
+    expect(toolNames(message)).toEqual(['get_weather']);
   });
 
   it('calls only the function that tool_choice names', async () => {

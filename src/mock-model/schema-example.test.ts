@@ -13,6 +13,7 @@ describe('exampleArguments', () => {
     const numbers = exampleArguments({
       type: 'object',
       properties: { x: { type: 'number' }, y: { type: 'number' } },
+      required: ['x', 'y'],
     });
     expect(numbers).toEqual({ x: 2, y: 3 });
   });
@@ -29,8 +30,9 @@ describe('exampleArguments', () => {
           flag: { type: 'boolean' },
           nothing: { type: 'null' },
         },
+        required: ['kind', 'unit', 'limit', 'query', 'flag', 'nothing'],
       }),
-    ).toEqual({ kind: 'fixed', unit: 'celsius', limit: 10, query: 'cats', flag: true, nothing: null });
+    ).toEqual({ kind: 'fixed', unit: 'celsius', limit: 10, query: 'cats', flag: false, nothing: null });
   });
 
   it('fills strings by format and fits them to their length bounds', () => {
@@ -43,6 +45,7 @@ describe('exampleArguments', () => {
           code: { type: 'string', maxLength: 3 },
           long: { type: 'string', minLength: 10 },
         },
+        required: ['when', 'site', 'code', 'long'],
       }),
     ).toEqual({
       when: '2026-01-01T12:00:00Z',
@@ -61,6 +64,7 @@ describe('exampleArguments', () => {
           big: { type: 'integer', exclusiveMinimum: 100 },
           ratio: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
         },
+        required: ['small', 'big', 'ratio'],
       }),
     ).toEqual({ small: 1, big: 101, ratio: 0.5 });
   });
@@ -76,18 +80,33 @@ describe('exampleArguments', () => {
               tags: { type: 'array', items: { type: 'string' } },
               since: { type: 'string', format: 'date' },
             },
-            required: ['tags'],
+            required: ['tags', 'since'],
           },
           points: { type: 'array', items: { type: 'integer' }, minItems: 2 },
           pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'boolean' }] },
         },
-        required: ['filter'],
+        required: ['filter', 'points', 'pair'],
       }),
     ).toEqual({
       filter: { tags: ['example'], since: '2026-01-01' },
       points: [3, 4],
-      pair: ['example', true],
+      pair: ['example', false],
     });
+  });
+
+  it('leaves optional properties out and fills booleans with false', () => {
+    expect(
+      exampleArguments({
+        type: 'object',
+        properties: {
+          command: { type: 'string' },
+          dangerouslyDisableSandbox: { type: 'boolean' },
+          run_in_background: { type: 'boolean' },
+          confirm: { type: 'boolean' },
+        },
+        required: ['command', 'confirm'],
+      }),
+    ).toEqual({ command: 'example', confirm: false });
   });
 
   it('takes only the required properties of a large object', () => {
@@ -109,8 +128,9 @@ describe('exampleArguments', () => {
           either: { oneOf: [{ type: 'boolean' }, { type: 'string' }] },
           listed: { type: ['null', 'string'] },
         },
+        required: ['maybe', 'either', 'listed'],
       }),
-    ).toEqual({ maybe: 3, either: true, listed: 'example' });
+    ).toEqual({ maybe: 3, either: false, listed: 'example' });
   });
 
   it('merges the branches of allOf', () => {
@@ -121,7 +141,7 @@ describe('exampleArguments', () => {
           { properties: { b: { type: 'boolean' } }, required: ['b'] },
         ],
       }),
-    ).toEqual({ a: 'example', b: true });
+    ).toEqual({ a: 'example', b: false });
   });
 
   it('gives an empty object for a missing or non-object schema', () => {

@@ -9,8 +9,8 @@
  * | `string`                        | by `format` (`date-time`, `date`, `email`, `uri`, …), else `"example"`, fitted to `minLength`/`maxLength` |
  * | `number`                        | 2, then 3, 4, … for each further number in the same arguments, kept within the bounds |
  * | `integer`                       | 3, then 4, 5, … likewise, so that `add(a, b)` gets two different numbers |
- * | `boolean` / `null`              | `true` / `null`                                                |
- * | `object`                        | the required properties; all properties when there are at most 6 |
+ * | `boolean` / `null`              | `false` / `null` (a flag left off: never `dangerouslyDisableSandbox: true`) |
+ * | `object`                        | the required properties only (optional ones are left out, as a careful caller would) |
  * | `array`                         | one item (or `minItems` items, at most 5); `prefixItems` item by item |
  * | `anyOf` / `oneOf`               | the first branch that is not just `{"type":"null"}`            |
  * | `allOf`                         | the branches merged (properties and `required` combined)       |
@@ -21,8 +21,6 @@
  * @module
  */
 
-/** Objects with at most this many properties get all of them, not only the required ones. */
-const SMALL_OBJECT_PROPERTIES = 6;
 const MAX_ARRAY_ITEMS = 5;
 /** Nesting beyond this depth gives empty objects and arrays, so a deep schema cannot blow up the reply. */
 const MAX_DEPTH = 8;
@@ -77,7 +75,7 @@ export function exampleValue(schema: unknown, context: ExampleContext = { number
     case 'integer':
       return exampleNumber(schema, context, true);
     case 'boolean':
-      return true;
+      return false;
     case 'null':
       return null;
     case 'object':
@@ -167,10 +165,9 @@ function exampleObject(schema: Schema, context: ExampleContext, depth: number): 
   const properties = isObject(schema['properties']) ? schema['properties'] : {};
   const requiredList = Array.isArray(schema['required']) ? schema['required'] : [];
   const required = requiredList.filter((name): name is string => typeof name === 'string');
-  const names = Object.keys(properties);
-  const chosen =
-    names.length <= SMALL_OBJECT_PROPERTIES ? names : names.filter((name) => required.includes(name));
-  // Required names missing from `properties` still need a value: take `additionalProperties` as their schema.
+  // Properties in their declared order, then required names missing from `properties`, which still need
+  // a value: `additionalProperties` is their schema.
+  const chosen = Object.keys(properties).filter((name) => required.includes(name));
   for (const name of required) if (!chosen.includes(name)) chosen.push(name);
   const result: Record<string, unknown> = {};
   for (const name of chosen) {

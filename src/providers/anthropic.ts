@@ -8,7 +8,7 @@ import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorTy
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
-import type { ExchangeOptions, TokenCount } from '../transport/types.js';
+import type { ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
 import {
   httpRequest,
   pickResponseHeaders,
@@ -16,6 +16,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { inspectOpenAiUpstream } from './inspect-upstream.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
@@ -345,6 +346,21 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         });
       }
       return payload;
+    },
+
+    inspect(options, context, report: ReportResponse): Promise<UpstreamReport> {
+      const headers = buildHeaders(config, options, false);
+      delete headers['content-type'];
+      const get = async (url: string) => {
+        const response = await httpRequest(url, { method: 'GET', headers }, context);
+        report(response.status, pickResponseHeaders(response.headers));
+        // A refused key is an answer about the credentials, not about the list.
+        if (response.status === 401) await failOnStatus(response, context);
+        return response;
+      };
+      return inspectOpenAiUpstream(get, context, {
+        modelsUrl: buildUrl(config.baseUrl, undefined, '/v1/models'),
+      });
     },
   };
 }

@@ -4,7 +4,14 @@
  *
  * @module
  */
-import { Agent, buildConnector, errors as undiciErrors, util as undiciUtil, type Dispatcher } from 'undici';
+import {
+  Agent,
+  EnvHttpProxyAgent,
+  buildConnector,
+  errors as undiciErrors,
+  util as undiciUtil,
+  type Dispatcher,
+} from 'undici';
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
 import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
@@ -20,6 +27,8 @@ export interface AttemptContext {
   dispatcher: (connectTimeoutMs: number) => Dispatcher;
   maxResponseBytes: number;
   provider: ProviderName;
+  /** Headers added to every request of the exchange (the proxy's hop header). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface HttpResponse {
@@ -153,7 +162,10 @@ export function httpRequest(
           origin,
           path,
           method: init.method,
-          headers: init.headers,
+          headers:
+            context.upstreamHeaders === undefined
+              ? init.headers
+              : { ...init.headers, ...context.upstreamHeaders },
           body: init.body ?? null,
           headersTimeout: deadlines.firstByteTimeoutMs,
           bodyTimeout: deadlines.idleTimeoutMs,
@@ -346,24 +358,45 @@ function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector
   };
 }
 
-/** One keep-alive pool per connect deadline, so a per-call connect timeout is honoured. */
-export function createDispatcherPool(): {
+/** The outbound proxy settings of an environment, as curl and most tools read them (lower case first). */
+export function outboundProxySettings(
+  env: Record<string, string | undefined>,
+): { httpProxy: string; httpsProxy: string; noProxy: string } | undefined {
+  const read = (name: string) => (env[name.toLowerCase()] ?? env[name] ?? '').trim();
+  const httpProxy = read('HTTP_PROXY');
+  const httpsProxy = read('HTTPS_PROXY');
+  if (httpProxy === '' && httpsProxy === '') return undefined;
+  return { httpProxy, httpsProxy, noProxy: read('NO_PROXY') };
+}
+
+/**
+ * One keep-alive pool per connect deadline, so a per-call connect timeout is honoured. When the
+ * environment names an outbound proxy (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), undici's
+ * `EnvHttpProxyAgent` routes each request by those rules, read from `env` (the transport's snapshot),
+ * not from `process.env`.
+ */
+export function createDispatcherPool(env: Record<string, string | undefined> = {}): {
   get(connectTimeoutMs: number): Dispatcher;
   close(): Promise<void>;
 } {
-  const agents = new Map<number, Agent>();
+  const agents = new Map<number, Dispatcher>();
+  const proxy = outboundProxySettings(env);
   return {
     get(connectTimeoutMs) {
       let agent = agents.get(connectTimeoutMs);
       if (agent === undefined) {
-        agent = new Agent({
+        const agentOptions = {
           connect: connectorClosingUnusedSockets(connectTimeoutMs),
           keepAliveTimeout: 4_000,
           // No cap on connections per origin: a proxy in front of many agents must not queue exchanges
           // behind a fixed pool, where they would wait with their first-byte deadline already running.
           connections: null,
           pipelining: 1,
-        });
+        };
+        agent =
+          proxy === undefined
+            ? new Agent(agentOptions)
+            : new EnvHttpProxyAgent({ ...agentOptions, ...proxy });
         agents.set(connectTimeoutMs, agent);
       }
       return agent;

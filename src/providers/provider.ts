@@ -6,7 +6,7 @@
  */
 import type { ProviderName } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
-import type { CountTokensRequest, ExchangeOptions, TokenCount } from '../transport/types.js';
+import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
 import type { AttemptContext } from './http-exchange.js';
 
 /** Reports the upstream status and the headers worth passing on, once per attempt. */
@@ -42,6 +42,12 @@ export interface Provider {
   ): Promise<TokenCount>;
   /** One attempt of listing models, answered in the Messages list shape; rejects with a `TransportError`. */
   listModels?(options: ExchangeOptions, context: AttemptContext, report: ReportResponse): Promise<unknown>;
+  /** One attempt of asking the upstream what it serves (see `inspect-upstream.ts`). */
+  inspect?(
+    options: ExchangeOptions,
+    context: AttemptContext,
+    report: ReportResponse,
+  ): Promise<UpstreamReport>;
 }
 
 /** Appends `events` to `batch`, without the spread that would copy them once more. */

@@ -44,7 +44,7 @@ import { translateRequest, type TranslateRequestOptions } from '../translate/tra
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
 import type { TokenSource } from '../transport/token-source.js';
-import type { CountTokensRequest, ExchangeOptions, TokenCount } from '../transport/types.js';
+import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
 import {
   httpRequest,
   pickResponseHeaders,
@@ -53,6 +53,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
@@ -96,7 +97,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
 
   function prepare(request: MessagesRequest, streaming: boolean) {
     const options: TranslateRequestOptions = {};
-    const model = config.model ?? request.model;
+    // The transport's model mapping has already put the upstream model (TPX_MODEL among its rules) here.
+    const model = request.model;
     options.model = model;
     options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
     options.dialect = dialect;
@@ -384,6 +386,17 @@ export function createTpxProvider(config: TpxConfig): Provider {
         }
       }
       return fallbackModelList(config.model);
+    },
+
+    inspect(_options: ExchangeOptions, context, report: ReportResponse): Promise<UpstreamReport> {
+      const headers = { accept: 'application/json' };
+      const get = (url: string) => sendAuthorized(url, { method: 'GET', headers }, context, report);
+      // llama.cpp states its running context size only in /props; servers known to be others have none.
+      const asksProps = dialect.name === 'llamacpp' || dialect.name === 'openai-generic';
+      return inspectOpenAiUpstream(get, context, {
+        modelsUrl: modelsUrl(dialect, endpoint(config.model ?? '')),
+        propsUrl: asksProps && dialect.endpoint === 'base' ? propsUrlFor(config.baseUrl) : undefined,
+      });
     },
   };
 }

@@ -195,6 +195,9 @@ export class Exchange {
     if (this.model !== undefined) record.model = this.model;
     if (this.isStream !== undefined) record.stream = this.isStream;
     if (this.upstream !== undefined) record.attempts = this.upstream.attempts;
+    if (this.upstream?.upstreamModel !== undefined) record.upstreamModel = this.upstream.upstreamModel;
+    if (this.upstream?.upstreamMaxTokens !== undefined)
+      record.upstreamMaxTokens = this.upstream.upstreamMaxTokens;
     if (this.usage !== undefined) record.usage = this.usage;
     if (error !== undefined) {
       if (isTransportError(error)) {

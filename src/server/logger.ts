@@ -25,7 +25,12 @@ export interface ExchangeRecord {
   provider: ProviderName;
   status: number;
   durationMs: number;
+  /** The model the client asked for. */
   model?: string;
+  /** The model sent upstream, when the model mapping changed it. */
+  upstreamModel?: string;
+  /** The `max_tokens` sent upstream, when an output cap lowered it. */
+  upstreamMaxTokens?: number;
   stream?: boolean;
   /** Upstream attempts (1 = no retry); absent when nothing was sent upstream. */
   attempts?: number;

@@ -23,6 +23,7 @@ import { rawJsonOf } from '../providers/raw-json.js';
 import { streamBatches } from '../transport/stream-batches.js';
 import type { ModelTransport } from '../transport/types.js';
 import { createProxyAuth } from './auth.js';
+import { hasPassedThrough, loopError } from './loop-guard.js';
 import { createRequestHeaderCheck, type RequestHeaderCheckOptions } from './check-request-headers.js';
 import { handleCountTokens } from './count-tokens.js';
 import { errorFrame, proxyError } from './error-response.js';
@@ -42,6 +43,13 @@ export interface MessagesHandlerOptions {
   logBodies?: boolean;
   /** Fresh ids for answers the upstream did not give one. @default `req_` + 24 random characters */
   generateRequestId?: () => string;
+  /**
+   * This proxy's instance id, also sent upstream in the hop header: a request arriving with it has come
+   * back around a loop and is answered 508 at once. @default undefined (no loop check)
+   */
+  instanceId?: string;
+  /** The proxy's own URL, for the loop message. */
+  ownUrl?: string | undefined;
   /**
    * Checks every request's `Host`, `Origin` and body type before anything else (see
    * `check-request-headers.ts`); `tpx serve` always sets it. @default no check
@@ -173,8 +181,16 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     const { method } = exchange.request;
     const { path } = exchange;
     const allowed = ROUTE_METHODS.get(path);
+    if (options.instanceId !== undefined && hasPassedThrough(exchange.request.headers, options.instanceId)) {
+      throw loopError(options.ownUrl ?? 'this proxy');
+    }
     if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) {
       return exchange.json(200, healthBody, 'debug');
+    }
+    // Clients check that a server is there before they start (Claude Code: `HEAD /`, `/api/hello`): an
+    // empty 200, logged at debug level, not an error line per start.
+    if ((path === '/' && (method === 'HEAD' || method === 'GET')) || path === '/api/hello') {
+      return exchange.json(200, '{}', 'debug');
     }
     if (!isAuthorised(exchange.request.headers)) {
       throw proxyError(

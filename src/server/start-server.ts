@@ -20,6 +20,7 @@ import { TransportError } from '../errors.js';
 import type { ModelTransport } from '../transport/types.js';
 import type { Cancellation } from '../transport/cancellation.js';
 import { createServerLogger } from './logger.js';
+import { pointsAtListener } from './loop-guard.js';
 import { createMessagesHandler } from './messages-handler.js';
 import { createNodeListener } from './node-adapter.js';
 
@@ -50,6 +51,12 @@ export interface ServeOptions {
   shutdownGraceMs?: number;
   /** Allow a non-loopback `host` without `proxyToken`: anyone who can reach it uses your credentials. @default false */
   insecureNoAuth?: boolean;
+  /**
+   * This proxy's instance id. Give the transport the same one as its hop header
+   * (`upstreamHeaders: { [HOP_HEADER]: instanceId }`): a request that comes back carrying it is answered
+   * 508 at once. @default undefined (no loop check by id; a base URL that is this proxy is still refused)
+   */
+  instanceId?: string;
   /**
    * Origins (`https://app.example.com`) whose web pages may call the proxy from a browser; a request
    * with any other `Origin` header gets 403. `tpx serve --allow-origin` / `TPX_ALLOWED_ORIGINS`.
@@ -163,11 +170,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let isClosing = false;
   let onIdle: (() => void) | undefined;
 
+  // Known once listening; the loop message names it.
+  const own: { url?: string } = {};
   const handler = createMessagesHandler({
     transport: options.transport,
     proxyToken,
     logger,
     logBodies: options.logBodies ?? false,
+    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    get ownUrl() {
+      return own.url;
+    },
     requestCheck: {
       hasProxyToken: proxyToken !== undefined,
       listenHost: host,
@@ -197,6 +210,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const address = server.address() as AddressInfo;
   const urlHost = isIP(host) === 6 ? `[${host}]` : host;
   const url = `http://${urlHost}:${address.port}`;
+  own.url = url;
+  const upstreamUrl = options.transport.upstreamPolicy?.baseUrl;
+  if (upstreamUrl !== undefined && pointsAtListener(upstreamUrl, host, address.port)) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const variable = options.transport.provider === 'anthropic' ? 'ANTHROPIC_BASE_URL' : 'TPX_BASE_URL';
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `${variable} (${upstreamUrl}) is this proxy's own address: it would forward every request to itself. ` +
+        `Unset it in this shell (it was probably exported for a client: unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY), ` +
+        'or point it at the real upstream',
+    );
+  }
   logger.info(
     {
       url,

@@ -10,6 +10,7 @@ import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/m
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
 import { DIALECTS } from '../translate/dialects.js';
+import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { createAnthropicProvider } from '../providers/anthropic.js';
 import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';
@@ -19,7 +20,11 @@ import { redactValues, withRedactedErrors } from './redact-errors.js';
 import { CANCELLATION, Cancellation, type WithCancellation } from './cancellation.js';
 import { createIdGenerator } from './id-generator.js';
 import { retryDelayMs } from './retry-delay.js';
+import { readModelMapping } from './model-map.js';
+import { readConfiguredCap } from './output-cap.js';
+import { createRequestShaper, type ShapedRequest } from './shape-request.js';
 import { STREAM_BATCHES } from './stream-batches.js';
+import { createUpstreamCatalog } from './upstream-catalog.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
 import type {
@@ -31,6 +36,7 @@ import type {
   Selection,
   TokenCount,
   TransportOptions,
+  UpstreamReport,
 } from './types.js';
 
 /** Default deadlines, in milliseconds. */
@@ -42,6 +48,8 @@ export const DEFAULT_DEADLINES: Readonly<Deadlines> = Object.freeze({
 });
 
 const DEFAULT_MAX_RETRIES = 2;
+/** How long one look at the upstream's model list and context window may take, for exchanges that need it. */
+const CATALOG_TIMEOUT_MS = 5_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -146,6 +154,31 @@ function shouldRetry(error: TransportError): boolean {
   return error.retryable;
 }
 
+/** A URL as it may be shown: without a user name or password. */
+function shownUrl(value: string): string {
+  const url = new URL(value);
+  url.username = '';
+  url.password = '';
+  return url.toString().replace(/\/+$/, '');
+}
+
+/** The options for the upstream call of a shaped request: the caller's bytes no longer say what is sent. */
+function shapedOptions(exchangeOptions: ExchangeOptions, shaped: ShapedRequest): ExchangeOptions {
+  if (shaped.upstreamModel === undefined && shaped.upstreamMaxTokens === undefined) return exchangeOptions;
+  // The spread keeps the symbol-keyed cancellation the proxy hands over.
+  const { rawBody: _caller, onResponse, ...rest } = exchangeOptions;
+  const options: ExchangeOptions = { ...rest };
+  if (onResponse !== undefined) {
+    options.onResponse = (info) => {
+      const described = { ...info };
+      if (shaped.upstreamModel !== undefined) described.upstreamModel = shaped.upstreamModel;
+      if (shaped.upstreamMaxTokens !== undefined) described.upstreamMaxTokens = shaped.upstreamMaxTokens;
+      onResponse(described);
+    };
+  }
+  return options;
+}
+
 /**
  * Creates a transport. Reads `options.env` (default `process.env`) once: changing the environment
  * afterwards changes nothing. Throws `MODEL_ECONFIG` for a configuration that cannot work.
@@ -166,6 +199,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           }),
         }),
   });
+  const upstreamBaseUrl = config.tpx?.baseUrl ?? config.anthropic?.baseUrl;
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
   checkCount(options.maxRetries, 'maxRetries');
   checkCount(options.maxResponseBytes, 'maxResponseBytes');
@@ -174,7 +208,8 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? defaultSleep;
   const generateId = options.generateId ?? createIdGenerator();
-  const pool = createDispatcherPool();
+  const pool = createDispatcherPool(env);
+  const upstreamHeaders = options.upstreamHeaders === undefined ? undefined : { ...options.upstreamHeaders };
   let closed = false;
 
   let provider: Provider;
@@ -206,6 +241,24 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       break;
   }
 
+  const inspectProvider = provider.inspect?.bind(provider);
+  const catalog =
+    options.inspectUpstream === true && inspectProvider !== undefined && config.provider !== 'none'
+      ? createUpstreamCatalog(() =>
+          runExchange({ timeoutMs: CATALOG_TIMEOUT_MS, maxRetries: 0 }, (context, report) =>
+            inspectProvider({}, context, report),
+          ),
+        )
+      : undefined;
+  const shaper = createRequestShaper({
+    // TPX_MODEL is the catch-all on the tpx path only; the map applies to both providers.
+    mapping: readModelMapping(options.modelMap, env, config.tpx?.model),
+    configuredCap: readConfiguredCap(options.maxOutputTokens, env),
+    catalog,
+    usesModelList: config.provider === 'tpx',
+    countText: loadTokenCounter,
+  });
+
   function attemptContext(cancellation: Cancellation, deadlines: Deadlines): AttemptContext {
     return {
       cancellation,
@@ -213,6 +266,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       dispatcher: (ms) => pool.get(ms),
       maxResponseBytes,
       provider: config.provider,
+      ...(upstreamHeaders === undefined ? {} : { upstreamHeaders }),
     };
   }
 
@@ -250,9 +304,18 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         () => {},
       );
     const checked = checkRequest(request);
-    return runExchange(exchangeOptions, (context, report) =>
-      provider.send(checked, exchangeOptions, context, report),
+    if (shaper.idle) {
+      return runExchange(exchangeOptions, (context, report) =>
+        provider.send(checked, exchangeOptions, context, report),
+      );
+    }
+    const shaped = await shaper.shape(checked);
+    const upstreamOptions = shapedOptions(exchangeOptions, shaped);
+    const message = await runExchange(upstreamOptions, (context, report) =>
+      provider.send(shaped.request, upstreamOptions, context, report),
     );
+    // The caller hears of the model it asked for; the log (through onResponse) records both.
+    return shaped.upstreamModel === undefined ? message : { ...message, model: checked.model };
   }
 
   /** One streaming exchange, as the provider's batches (see `stream-batches.ts`). */
@@ -271,7 +334,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       );
       return;
     }
-    const checked = checkRequest(request);
+    const requested = checkRequest(request);
+    const shaped: ShapedRequest = shaper.idle ? { request: requested } : await shaper.shape(requested);
+    const checked = shaped.request;
+    exchangeOptions = shapedOptions(exchangeOptions, shaped);
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
     const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
     const exchange = startExchange(deadlines, exchangeOptions);
@@ -305,7 +371,16 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
               finished = true;
               return;
             }
-            if (!delivered) report();
+            if (!delivered) {
+              report();
+              // The caller hears of the model it asked for, in message_start.
+              if (shaped.upstreamModel !== undefined) {
+                for (const event of next.value) {
+                  if (event.type === 'message_start')
+                    event.message = { ...event.message, model: requested.model };
+                }
+              }
+            }
             delivered = true;
             yield next.value;
           }
@@ -415,6 +490,22 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     return runExchange(exchangeOptions, (context, report) => list(exchangeOptions, context, report));
   }
 
+  async function inspectUpstream(exchangeOptions: ExchangeOptions = {}): Promise<UpstreamReport> {
+    ensureOpen();
+    const inspect = provider.inspect?.bind(provider);
+    if (config.provider === 'none' || inspect === undefined) {
+      throw new TransportError('MODEL_EAUTH', `the ${provider.name} provider has no upstream to inspect`, {
+        status: 401,
+        type: 'authentication_error',
+      });
+    }
+    const report = await runExchange(exchangeOptions, (context, reportResponse) =>
+      inspect(exchangeOptions, context, reportResponse),
+    );
+    catalog?.remember(report);
+    return report;
+  }
+
   /** The public stream: the batches, one event at a time. */
   async function* stream(
     request: MessagesRequestInput,
@@ -431,6 +522,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     send,
     countTokens,
     listModels,
+    inspectUpstream,
+    upstreamPolicy: Object.freeze({
+      ...shaper.policy,
+      ...(upstreamBaseUrl === undefined ? {} : { baseUrl: shownUrl(upstreamBaseUrl) }),
+    }),
     stream(
       request: MessagesRequestInput,
       exchangeOptions?: ExchangeOptions,

@@ -84,5 +84,12 @@ export function withRedactedErrors(provider: Provider, redact: Redact): Provider
         throw redactError(error, redact);
       });
   }
+  const inspect = provider.inspect?.bind(provider);
+  if (inspect !== undefined) {
+    redacted.inspect = (...args) =>
+      inspect(...args).catch((error: unknown) => {
+        throw redactError(error, redact);
+      });
+  }
   return redacted;
 }

@@ -54,6 +54,26 @@ export interface ResponseInfo {
   headers: Record<string, string>;
   /** How many attempts the exchange took (1 = no retry). */
   attempts: number;
+  /** The model name sent upstream, when the model mapping changed it. */
+  upstreamModel?: string;
+  /** The `max_tokens` sent upstream, when an output cap lowered it. */
+  upstreamMaxTokens?: number;
+}
+
+/** What the upstream says about itself: its model list and context window (see `inspectUpstream`). */
+export interface UpstreamReport {
+  /** The model-list URL called, e.g. `http://127.0.0.1:8000/v1/models`. */
+  readonly modelsUrl: string;
+  /** The HTTP status of that call. */
+  readonly modelsStatus: number;
+  /** Its content type, as sent. */
+  readonly modelsContentType: string;
+  /** The models listed (with each one's context window where stated); absent when there is no usable list. */
+  readonly models?: readonly { readonly id: string; readonly contextWindow?: number }[];
+  /** Why there is no list, for people: `answered 404`, `answered text/html, not a JSON model list`. */
+  readonly problem?: string;
+  /** The server-wide context window (llama.cpp `/props`) and the URL that stated it. */
+  readonly contextWindow?: { readonly tokens: number; readonly source: string };
 }
 
 /** Why the transport picked its provider. Never contains a secret. */
@@ -106,8 +126,37 @@ export interface ModelTransport {
    * has no list. `none`: `MODEL_EAUTH`.
    */
   listModels?(options?: ExchangeOptions): Promise<unknown>;
+  /**
+   * Asks the upstream what it serves: its model list (with context windows where stated) and, for
+   * llama.cpp-like servers, `/props`. Rejects only when the upstream cannot be reached or refuses the
+   * credentials; any other answer is described in the report. `none`: `MODEL_EAUTH`.
+   */
+  inspectUpstream?(options?: ExchangeOptions): Promise<UpstreamReport>;
+  /** How requested models map to upstream models, and the output cap: what `tpx serve` shows at start. */
+  readonly upstreamPolicy?: UpstreamPolicy;
   /** Closes pooled connections. Exchanges after `close()` fail. */
   close(): Promise<void>;
+}
+
+/** The model mapping and output cap a transport applies, for display. */
+export interface UpstreamPolicy {
+  /** The upstream base URL in use (without any user name or password in it); absent for `none`. */
+  readonly baseUrl?: string;
+  /** The `pattern=model` rules, in order, as written. */
+  readonly modelRules: readonly { readonly pattern: string; readonly model: string }[];
+  /** The catch-all after the rules (`TPX_MODEL`). */
+  readonly catchAllModel?: string;
+  /** Whether unmapped names are checked against the upstream's model list (`inspectUpstream` option). */
+  readonly usesUpstreamModelList: boolean;
+  /** `TPX_MAX_TOKENS`, when set. */
+  readonly maxTokens?: number;
+  /** Whether the upstream's context window caps `max_tokens` (learned through `inspectUpstream`). */
+  readonly capsToContextWindow: boolean;
+  /**
+   * Decides the upstream model for a requested name, as an exchange would (using the upstream's list
+   * when known): the name and why; rejects with the 404 an exchange would get.
+   */
+  resolveModel(requested: string): Promise<{ model: string; reason: string }>;
 }
 
 /** A `count_tokens` request: a Messages request without `max_tokens`. Unknown fields are kept. */
@@ -159,6 +208,23 @@ export interface TransportOptions extends Partial<Deadlines> {
   tpxBaseUrl?: string;
   /** Model name sent upstream on the `tpx` path. @default env.TPX_MODEL, else the request's `model` */
   tpxModel?: string;
+  /**
+   * Model mapping: `pattern=upstream-model` rules, comma-separated, globs on the requested model, first
+   * match wins (`'*haiku*=qwen3-4b,*=qwen3-32b'`); `tpxModel` / `TPX_MODEL` is the catch-all. Applies to
+   * both providers. @default env.TPX_MODEL_MAP
+   */
+  modelMap?: string;
+  /** Cap on the `max_tokens` sent upstream. @default env.TPX_MAX_TOKENS */
+  maxOutputTokens?: number;
+  /**
+   * Ask the upstream (once, cached) for its model list and context window: unmapped model names the
+   * upstream does not serve then map to its only model, or are refused with a 404 listing what it
+   * serves, and `max_tokens` is capped to fit the context window. `tpx serve` and `tpx claude` turn it
+   * on. @default false
+   */
+  inspectUpstream?: boolean;
+  /** Headers added to every upstream request (`tpx serve` sends its hop header for loop detection). */
+  upstreamHeaders?: Record<string, string>;
   /** Default retry count. @default 2 */
   maxRetries?: number;
   /** Largest response body (or whole stream) accepted, in bytes. @default 64 MiB */
