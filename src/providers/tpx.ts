@@ -52,6 +52,7 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { noteUpstreamModel } from './attempt-notes.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
@@ -251,6 +252,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
 
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
       const { translated, body, headers, url } = prepare(request, false);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -268,6 +270,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
       const { translated, body, headers, url } = prepare(request, true);
+      noteUpstreamModel(context.notes, body.model);
       const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ProviderName } from '../errors.js';
+import type { ExchangeObserver, TransportObserver } from './observer.js';
 import type {
   Message,
   MessageParam,
@@ -45,6 +46,8 @@ export interface ExchangeOptions extends Partial<Deadlines> {
   rawBody?: string | Uint8Array;
   /** Called once with the provider's response status and headers, before the result is delivered. */
   onResponse?: (info: ResponseInfo) => void;
+  /** Sees each upstream attempt (metrics, traces); see `transport/observer.ts`. @default undefined */
+  observer?: ExchangeObserver;
 }
 
 /** What a provider said besides the body: useful to a proxy that passes headers on. */
@@ -235,4 +238,6 @@ export interface TransportOptions extends Partial<Deadlines> {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Injection point for tests: fresh ids for generated message and tool ids. @default crypto-random */
   generateId?: () => string;
+  /** Sees token refreshes (metrics); see `transport/observer.ts`. @default undefined */
+  observer?: TransportObserver;
 }
