@@ -113,6 +113,12 @@ export interface DialectProfile {
    * answer falls back to the estimate. See `server-token-count.ts`.
    */
   readonly tokenCounting: TokenCounting;
+  /**
+   * The wire protocol used when `TPX_WIRE` / `--wire` does not say: Chat Completions (`chat`) or the
+   * OpenAI Responses API (`responses`). Every profile defaults to `chat` today: it is what every listed
+   * server speaks; a profile whose server serves some models only over Responses may say `responses`.
+   */
+  readonly defaultWire: 'chat' | 'responses';
 }
 
 /** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
@@ -141,6 +147,7 @@ const OPENAI_LIKE: ProfileFields = {
   endpoint: 'base',
   systemMessages: 'in-place',
   tokenCounting: 'estimate',
+  defaultWire: 'chat',
 };
 
 const GEMINI_LIKE: ProfileFields = {

@@ -198,6 +198,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             kind: config.tpx.tokenSpec.kind,
             origin: config.tpx.tokenSpec.origin,
           }),
+          wire: Object.freeze({ name: config.tpx.wire, reason: config.tpx.wireReason }),
         }),
   });
   const upstreamBaseUrl = config.tpx?.baseUrl ?? config.anthropic?.baseUrl;
@@ -232,6 +233,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           generateId,
           dialect: DIALECTS[tpx.dialect],
           azureApiVersion: tpx.azureApiVersion,
+          wire: tpx.wire,
         }),
         (text) => tokens.redact(text),
       );

@@ -91,6 +91,8 @@ export interface Selection {
    * after a 401) — and the option or variable that named it. Never the value.
    */
   readonly tokenSource?: { readonly kind: 'static' | 'file' | 'command'; readonly origin: string };
+  /** `tpx` only: the wire protocol (`chat` or `responses`) and why (`TPX_WIRE is set`, the dialect's default). */
+  readonly wire?: { readonly name: 'chat' | 'responses'; readonly reason: string };
 }
 
 /**
@@ -211,6 +213,12 @@ export interface TransportOptions extends Partial<Deadlines> {
   tpxBaseUrl?: string;
   /** Model name sent upstream on the `tpx` path. @default env.TPX_MODEL, else the request's `model` */
   tpxModel?: string;
+  /**
+   * The wire protocol of the `tpx` provider: `chat` (Chat Completions, `{base}/chat/completions`) or
+   * `responses` (the OpenAI Responses API, `{base}/responses`).
+   * @default env.TPX_WIRE, else the dialect's default (`chat` for every dialect today)
+   */
+  tpxWire?: string;
   /**
    * Model mapping: `pattern=upstream-model` rules, comma-separated, globs on the requested model, first
    * match wins (`'*haiku*=qwen3-4b,*=qwen3-32b'`); `tpxModel` / `TPX_MODEL` is the catch-all. Applies to
