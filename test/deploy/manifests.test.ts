@@ -34,19 +34,19 @@ function validate(manifest: Manifest): void {
   const key = `${manifest.apiVersion}/${manifest.kind}`;
   switch (key) {
     case 'apps/v1/Deployment':
-      new Deployment(manifest as never).validate();
+      new Deployment(manifest).validate();
       return;
     case 'v1/Service':
-      new Service(manifest as never).validate();
+      new Service(manifest).validate();
       return;
     case 'v1/Secret':
-      new Secret(manifest as never).validate();
+      new Secret(manifest).validate();
       return;
     case 'autoscaling/v2/HorizontalPodAutoscaler':
       new HorizontalPodAutoscaler(manifest as never).validate();
       return;
     case 'policy/v1/PodDisruptionBudget':
-      new PodDisruptionBudget(manifest as never).validate();
+      new PodDisruptionBudget(manifest).validate();
       return;
     default:
       throw new Error(`no schema for ${key}`);
