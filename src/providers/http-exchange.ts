@@ -323,6 +323,14 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
       },
     );
   }
+  if (code === 'ECONNREFUSED' || refusedInside(error)) {
+    const where = refusedAddress(error) ?? 'the upstream address';
+    return new TransportError(
+      'MODEL_ETRANSPORT',
+      `nothing is listening at ${where} (connection refused, ECONNREFUSED): the ${provider} upstream is not running there, or the base URL names the wrong host or port`,
+      { provider, cause: error },
+    );
+  }
   const detail = error instanceof Error ? error.message : String(error);
   const codeText = typeof code === 'string' ? ` (${code})` : '';
   return new TransportError(
@@ -333,6 +341,25 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
       cause: error,
     },
   );
+}
+
+/** Whether an aggregate connect failure (every address of a name tried) was refused on each. */
+function refusedInside(error: unknown): boolean {
+  const errors = (error as { errors?: unknown } | null)?.errors;
+  return (
+    Array.isArray(errors) &&
+    errors.length > 0 &&
+    errors.every((inner) => (inner as { code?: unknown } | null)?.code === 'ECONNREFUSED')
+  );
+}
+
+/** `host:port` of a refused connection, from the error node gives (or the first of an aggregate). */
+function refusedAddress(error: unknown): string | undefined {
+  const first = refusedInside(error) ? (error as { errors: unknown[] }).errors[0] : error;
+  const { address, port } = (first ?? {}) as { address?: unknown; port?: unknown };
+  if (typeof address !== 'string') return undefined;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return typeof port === 'number' ? `${host}:${port}` : host;
 }
 
 /**

@@ -44,6 +44,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
@@ -71,8 +72,13 @@ function parseJson(text: string, what: string): unknown {
   return parseUpstreamJson(text, what, 'tpx');
 }
 
-async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
-  throw await upstreamError(response, context, 'tpx');
+async function failOnStatus(
+  response: HttpResponse,
+  context: AttemptContext,
+  call: { url: string; model: string },
+): Promise<never> {
+  const error = await upstreamError(response, context, 'tpx');
+  throw explainUpstreamError(error, { method: 'POST', ...call, baseUrlVariable: 'TPX_BASE_URL' });
 }
 
 /** Creates the OpenAI-compatible provider. */
@@ -189,7 +195,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
         context,
         report,
       );
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, { url, model: request.model });
       return readJsonAnswer(response, context, request, translated.toolNames);
     },
 
@@ -211,7 +218,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
       sent.catch(() => undefined);
       const inputTokensEstimate = await estimateStreamInputTokens(request);
       const response = await sent;
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, { url, model: request.model });
       const contentType = response.headers['content-type'] ?? '';
       if (!contentType.includes('text/event-stream')) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
