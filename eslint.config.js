@@ -4,7 +4,17 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // test/e2e/fixtures/ holds executables the tests spawn (a stand-in for Claude Code), plain JavaScript.
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'bench/results.json', 'test/e2e/fixtures/'] },
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      'node_modules/',
+      'bench/results.json',
+      'test/e2e/fixtures/',
+      '.stryker-tmp/',
+      'reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -11,6 +11,7 @@ import type { MessagesRequest } from '../protocol/messages.js';
 import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { createTransport } from '../transport/create-transport.js';
+import { drainRequested, isWorkerProcess } from '../server/workers.js';
 import { CLAUDE_HELP, runClaude } from './claude.js';
 import { createCliLogger } from './cli-logger.js';
 import { runDemo } from './demo.js';
@@ -18,6 +19,14 @@ import { describeError, parse, parsePort } from './parse-flags.js';
 import { DOCTOR_HELP, runDoctor } from './doctor.js';
 import { PROXY_FLAGS, proxyTransportOptions, readProxySettings } from './proxy-settings.js';
 import { describeSetup, probeUpstream } from './startup-report.js';
+import {
+  deferredTransportObserver,
+  OPERATIONS_HELP,
+  OPERATIONS_OPTIONS,
+  readOperations,
+  serveWithWorkers,
+  startObservability,
+} from './serve-operations.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -45,10 +54,11 @@ Provider selection (read once at start-up):
 
 Exit codes: 0 ok, 1 the exchange failed, 2 usage or configuration error.
 `,
-  serve: `Usage: tpx serve [--host 127.0.0.1] [--port 8787] [--insecure-no-auth] [--log-bodies]
+  serve: `Usage: tpx serve [--host 127.0.0.1] [--port 8787] [--insecure-no-auth] [--log-bodies] [--workers n]
 
 Runs a Messages-compatible HTTP proxy over the selected provider:
-  POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models, GET /healthz
+  POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models,
+  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus)
 
 Options:
   --host <address>      address to bind (default 127.0.0.1)
@@ -72,6 +82,8 @@ Upstream (each flag equals its variable; the flag wins):
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
 
+  --wire <chat|responses>  tpx: Chat Completions or the OpenAI Responses API upstream [TPX_WIRE]
+${OPERATIONS_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
 `,
@@ -119,9 +131,11 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'insecure-no-auth': { type: 'boolean' },
       'log-bodies': { type: 'boolean' },
+      ...OPERATIONS_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
       ...PROXY_FLAGS,
+      wire: { type: 'string' },
     },
     false,
   );
@@ -129,9 +143,21 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     io.stdout(HELP['serve']!);
     return EXIT_OK;
   }
+  const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
+  if (operations.workers > 1 && !isWorkerProcess()) {
+    return serveWithWorkers(
+      operations,
+      typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
+      io,
+    );
+  }
+  const observer = deferredTransportObserver();
+  // --wire means what TPX_WIRE means (and wins over it); selection reports it as TPX_WIRE.
   const settings = readProxySettings(values, io.env);
+  const env =
+    typeof values['wire'] === 'string' ? { ...settings.env, TPX_WIRE: values['wire'] } : settings.env;
   const instanceId = createInstanceId();
-  const transport = createTransport(proxyTransportOptions(settings, instanceId));
+  const transport = createTransport({ ...proxyTransportOptions(settings, instanceId), env, observer });
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
   const serveOptions: Parameters<typeof startServer>[0] = {
     transport,
@@ -143,6 +169,19 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     logBodies: values['log-bodies'] === true,
   };
   if (proxyToken !== undefined && proxyToken !== '') serveOptions.proxyToken = proxyToken;
+  const observability = await startObservability({
+    operations,
+    selection: transport.selection,
+    env: io.env,
+    host: serveOptions.host ?? '127.0.0.1',
+    isWorker: isWorkerProcess(),
+    observer,
+  });
+  if (observability.telemetry !== undefined) serveOptions.telemetry = observability.telemetry;
+  if (observability.metrics !== undefined) serveOptions.metrics = observability.metrics;
+  if (operations.pingIntervalMs !== undefined) serveOptions.pingIntervalMs = operations.pingIntervalMs;
+  if (operations.drainDelayMs !== undefined) serveOptions.drainDelayMs = operations.drainDelayMs;
+  if (operations.shutdownGraceMs !== undefined) serveOptions.shutdownGraceMs = operations.shutdownGraceMs;
   serveOptions.allowedOrigins = listOption(values['allow-origin'], io.env['TPX_ALLOWED_ORIGINS']);
   serveOptions.publicHosts = listOption(values['public-host'], io.env['TPX_PUBLIC_HOSTS']);
   const server = await startServer(serveOptions);
@@ -151,23 +190,24 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       `warning: tpx serve is reachable beyond this machine (${String(serveOptions.host)}) and TPX_PROXY_TOKEN is not set: anyone who can reach it can use its credentials\n`,
     );
   }
-  io.stderr(
-    [
-      `tpx serve listening on ${server.url}`,
-      ...describeSetup(transport, settings.env),
-      serveOptions.proxyToken === undefined
-        ? '  inbound auth: none (any client key is accepted; the proxy uses its own start-up credentials)'
-        : '  inbound auth: clients must present TPX_PROXY_TOKEN',
-      ...(await probeUpstream(transport)),
-      '',
-      // Set for one command only: exported in this shell, a restarted proxy would forward to itself.
-      'Point Claude Code at it (or run `tpx claude`, which does this for you):',
-      serveOptions.proxyToken === undefined
-        ? `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN=unused claude`
-        : `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN" claude`,
-      '',
-    ].join('\n'),
-  );
+  if (!isWorkerProcess())
+    io.stderr(
+      [
+        `tpx serve listening on ${server.url}`,
+        ...describeSetup(transport, settings.env),
+        serveOptions.proxyToken === undefined
+          ? '  inbound auth: none (any client key is accepted; the proxy uses its own start-up credentials)'
+          : '  inbound auth: clients must present TPX_PROXY_TOKEN',
+        ...(await probeUpstream(transport)),
+        '',
+        // Set for one command only: exported in this shell, a restarted proxy would forward to itself.
+        'Point Claude Code at it (or run `tpx claude`, which does this for you):',
+        serveOptions.proxyToken === undefined
+          ? `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN=unused claude`
+          : `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN" claude`,
+        '',
+      ].join('\n'),
+    );
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -177,9 +217,12 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // A worker drains when its primary says so (the primary got the signal).
+    void drainRequested().then(stop);
   });
   await server.close();
   await transport.close();
+  await observability.close();
   return EXIT_OK;
 }
 

@@ -15,6 +15,7 @@ import {
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
 import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
+import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { ResponseBody } from './response-body.js';
 
 export { ResponseBody };
@@ -27,6 +28,8 @@ export interface AttemptContext {
   dispatcher: (connectTimeoutMs: number) => Dispatcher;
   maxResponseBytes: number;
   provider: ProviderName;
+  /** Present when the attempt is observed: extra headers to send, and where the upstream model is noted. */
+  notes?: AttemptNotes;
   /** Headers added to every request of the exchange (the proxy's hop header). */
   upstreamHeaders?: Readonly<Record<string, string>>;
 }
@@ -162,10 +165,12 @@ export function httpRequest(
           origin,
           path,
           method: init.method,
-          headers:
+          headers: withNotedHeaders(
             context.upstreamHeaders === undefined
               ? init.headers
               : { ...init.headers, ...context.upstreamHeaders },
+            context.notes,
+          ),
           body: init.body ?? null,
           headersTimeout: deadlines.firstByteTimeoutMs,
           bodyTimeout: deadlines.idleTimeoutMs,

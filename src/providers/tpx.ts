@@ -28,7 +28,12 @@ import {
   type DialectProfile,
   type EndpointOptions,
 } from '../translate/dialects.js';
-import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import {
+  applyContextEdits,
+  needsTokenCounter,
+  type ContextEditOutcome,
+} from '../translate/apply-context-edits.js';
+import { loadTokenCounter, type CountTextTokens } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
@@ -43,11 +48,14 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
-import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { noteUpstreamModel } from './attempt-notes.js';
+import { MAX_RUN_CHARS, SLICE_CHARS, estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
+import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
+import { sendOverResponses, streamOverResponses, type PostJson } from './tpx-responses-wire.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
 export interface TpxConfig {
@@ -62,7 +70,15 @@ export interface TpxConfig {
   azureApiVersion?: string;
   /** Overrides the dialect's max-tokens field. @default the dialect's */
   maxTokensField?: TranslateRequestOptions['maxTokensField'];
+  /**
+   * The wire protocol: Chat Completions (`{base}/chat/completions`, shaped by the dialect) or the OpenAI
+   * Responses API (`{base}/responses`, see `tpx-responses-wire.ts`). @default 'chat'
+   */
+  wire?: TpxWire;
 }
+
+/** The OpenAI-compatible protocols the `tpx` provider speaks. */
+export type TpxWire = 'chat' | 'responses';
 
 function protocolError(message: string): TransportError {
   return new TransportError('MODEL_EPROTO', message, { provider: 'tpx' });
@@ -75,7 +91,7 @@ function parseJson(text: string, what: string): unknown {
 async function failOnStatus(
   response: HttpResponse,
   context: AttemptContext,
-  call: { url: string; model: string },
+  call: { url: string; model?: string },
 ): Promise<never> {
   const error = await upstreamError(response, context, 'tpx');
   throw explainUpstreamError(error, { method: 'POST', ...call, baseUrlVariable: 'TPX_BASE_URL' });
@@ -84,6 +100,7 @@ async function failOnStatus(
 /** Creates the OpenAI-compatible provider. */
 export function createTpxProvider(config: TpxConfig): Provider {
   const dialect = config.dialect ?? DIALECTS['openai-generic'];
+  const wire = config.wire ?? 'chat';
   const { tokens } = config;
 
   function endpoint(model: string): EndpointOptions {
@@ -159,6 +176,19 @@ export function createTpxProvider(config: TpxConfig): Provider {
     );
   }
 
+  /** A POST with the bearer token for the Responses wire; an error status is thrown, mapped. */
+  function poster(context: AttemptContext, report: ReportResponse): PostJson {
+    return async (url, body, streaming) => {
+      const headers = {
+        'content-type': 'application/json',
+        accept: streaming ? 'text/event-stream' : 'application/json',
+      };
+      const response = await sendAuthorized(url, { method: 'POST', headers, body }, context, report);
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context, { url });
+      return response;
+    };
+  }
+
   /**
    * A whole JSON answer, translated: the `send` path, and streams from servers that ignore
    * `stream: true`. A 200 body holding only an error object is that error.
@@ -187,8 +217,17 @@ export function createTpxProvider(config: TpxConfig): Provider {
   return {
     name: 'tpx',
 
-    async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+    async send(original, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+      const edits = await applyEdits(original);
+      const { request } = edits;
+      if (wire === 'responses') {
+        return withAppliedEdits(
+          await sendOverResponses(request, config, context, poster(context, report)),
+          edits,
+        );
+      }
       const { translated, body, headers, url } = prepare(request, false);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -197,16 +236,31 @@ export function createTpxProvider(config: TpxConfig): Provider {
       );
       if (response.status < 200 || response.status > 299)
         await failOnStatus(response, context, { url, model: request.model });
-      return readJsonAnswer(response, context, request, translated.toolNames);
+      return withAppliedEdits(await readJsonAnswer(response, context, request, translated.toolNames), edits);
     },
 
     async *stream(
-      request,
+      original,
       _options: ExchangeOptions,
       context,
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
+      const edits = await applyEdits(original);
+      const { request } = edits;
+      if (wire === 'responses') {
+        for await (const batch of streamOverResponses(
+          request,
+          config,
+          context,
+          poster(context, report),
+          estimateStreamInputTokens,
+        )) {
+          yield reportEdits(batch, edits);
+        }
+        return;
+      }
       const { translated, body, headers, url } = prepare(request, true);
+      noteUpstreamModel(context.notes, body.model);
       const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -224,7 +278,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (!contentType.includes('text/event-stream')) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
         if (contentType.includes('json')) {
-          yield [...messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames))];
+          const message = await readJsonAnswer(response, context, request, translated.toolNames);
+          yield reportEdits([...messageAsEvents(message)], edits);
           return;
         }
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
@@ -275,15 +330,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
           if (finished) append(batch, translator.finish(true));
         } catch (error) {
           // What the chunk produced before the failure is delivered first, as an unbatched stream would.
-          if (batch.length > 0) yield batch;
+          if (batch.length > 0) yield reportEdits(batch, edits);
           throw error;
         }
-        if (batch.length > 0) yield batch;
+        if (batch.length > 0) yield reportEdits(batch, edits);
         if (finished) return;
       }
       const last: MessageStreamEvent[] = [];
       append(last, translator.finish(false));
-      if (last.length > 0) yield last;
+      if (last.length > 0) yield reportEdits(last, edits);
     },
 
     async countTokens(request): Promise<TokenCount> {
@@ -338,6 +393,48 @@ export function createTpxProvider(config: TpxConfig): Provider {
 }
 
 /**
+ * Applies the request's context edits (`apply-context-edits.ts`) before translation. Only tool-use
+ * clearing needs tokens counted: the request's own count goes through the sliced estimate (the loop is
+ * given back while counting), and the cleared content, a part of it, is counted in the same slices with
+ * long runs broken, so its cost stays linear.
+ */
+async function applyEdits(request: MessagesRequest): Promise<ContextEditOutcome> {
+  if (!needsTokenCounter(request)) return applyContextEdits(request, () => 0);
+  const countText = await loadTokenCounter();
+  const inputTokens = await estimateInputTokensInSlices(request, countText);
+  return applyContextEdits(request, countLinearly(countText), { inputTokens });
+}
+
+/** A counter whose cost stays linear on hostile text: slices, and runs without spaces broken. */
+function countLinearly(countText: CountTextTokens): CountTextTokens {
+  const longRun = new RegExp(`(\\S{${MAX_RUN_CHARS}})(?=\\S)`, 'g');
+  return (text) => {
+    let tokens = 0;
+    for (let start = 0; start < text.length; start += SLICE_CHARS) {
+      tokens += countText(text.slice(start, start + SLICE_CHARS).replace(longRun, '$1 '));
+    }
+    return tokens;
+  };
+}
+
+/** Reports the applied context edits on the message, as Anthropic does. */
+function withAppliedEdits(message: Message, edits: ContextEditOutcome): Message {
+  if (edits.appliedEdits === undefined) return message;
+  return { ...message, context_management: { applied_edits: edits.appliedEdits } };
+}
+
+/** Reports the applied context edits on `message_delta`, where Anthropic's streams carry them. */
+function reportEdits(events: MessageStreamEvent[], edits: ContextEditOutcome): MessageStreamEvent[] {
+  const appliedEdits = edits.appliedEdits;
+  if (appliedEdits === undefined) return events;
+  return events.map((event) =>
+    event.type === 'message_delta'
+      ? { ...event, context_management: { applied_edits: appliedEdits } }
+      : event,
+  );
+}
+
+/**
  * The `message_start.usage.input_tokens` of a translated stream: the upstream reports its count only at
  * the end, and clients that read only `message_start` (LangChain) would otherwise see 0. The same
  * conservative estimate as `count_tokens`; `message_delta` carries the upstream's own figure. When the
@@ -357,65 +454,4 @@ function parseJsonLoose(text: string): unknown {
   } catch {
     return { message: text };
   }
-}
-
-/** A whole message as the stream events that build it (for servers that ignore `stream: true`). */
-function* messageAsEvents(message: Message): Generator<MessageStreamEvent> {
-  const { content, usage, stop_reason, stop_sequence, ...rest } = message;
-  yield {
-    type: 'message_start',
-    message: {
-      ...rest,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...usage, output_tokens: 0 },
-    },
-  };
-  for (let index = 0; index < content.length; index++) {
-    const block = content[index]!;
-    switch (block.type) {
-      case 'text':
-        yield { type: 'content_block_start', index, content_block: { type: 'text', text: '' } };
-        yield {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'text_delta', text: (block as { text: string }).text },
-        };
-        break;
-      case 'thinking':
-        yield {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'thinking', thinking: '', signature: '' },
-        };
-        yield {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'thinking_delta', thinking: (block as { thinking: string }).thinking },
-        };
-        break;
-      case 'tool_use': {
-        const toolUse = block as { id: string; name: string; input: Record<string, unknown> };
-        yield {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} },
-        };
-        const json = JSON.stringify(toolUse.input);
-        if (json !== '{}')
-          yield {
-            type: 'content_block_delta',
-            index,
-            delta: { type: 'input_json_delta', partial_json: json },
-          };
-        break;
-      }
-      default:
-        yield { type: 'content_block_start', index, content_block: block };
-    }
-    yield { type: 'content_block_stop', index };
-  }
-  yield { type: 'message_delta', delta: { stop_reason, stop_sequence }, usage };
-  yield { type: 'message_stop' };
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { TransportError } from '../errors.js';
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
 import { mapUpstreamError, type UpstreamProvider } from '../translate/map-upstream-error.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 
@@ -37,6 +38,13 @@ export async function upstreamError(
 
 /** Parses a provider's JSON, or throws `MODEL_EPROTO` naming what it was and how it began. */
 export function parseUpstreamJson(text: string, what: string, provider: UpstreamProvider): unknown {
+  if (exceedsJsonDepth(text)) {
+    throw new TransportError(
+      'MODEL_EPROTO',
+      `the ${provider} ${what} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+      { provider },
+    );
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch {

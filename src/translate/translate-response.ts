@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
 import { TransportError } from '../errors.js';
 import type { ChatCompletionResponse, ChatToolCallIn } from '../protocol/chat-completions.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
@@ -234,6 +235,11 @@ export function parseToolInput(argumentsValue: unknown, call: ToolCallDescriptio
 /** @internal Like `parseToolInput`, for arguments already joined into one string. */
 export function parseToolArgumentsText(text: string, call: ToolCallDescription): Record<string, unknown> {
   if (!/\S/.test(text)) return {};
+  if (exceedsJsonDepth(text)) {
+    throw protocolError(
+      `${describeToolCall(call)} has arguments that nest more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,0 +1,35 @@
+/**
+ * A request body's bytes as a JSON value, or the 400 that says why not: bytes that are not UTF-8 (never
+ * replaced by U+FFFD and sent on as if the client had written that), nesting deeper than
+ * {@link MAX_JSON_DEPTH} (which would overflow the stack of whatever walks the value next), or a syntax
+ * error, named as the parser names it.
+ *
+ * @module
+ */
+import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
+import { proxyError } from './error-response.js';
+
+/** Refuses invalid UTF-8 instead of replacing it; a leading byte order mark is left to the parser. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Decodes and parses a request body; throws a 400 proxy error for each way it can be unusable. */
+export function decodeJsonBody(raw: Uint8Array): { text: string; value: unknown } {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(raw);
+  } catch {
+    throw proxyError(400, 'the request body is not valid UTF-8: send the JSON encoded as UTF-8');
+  }
+  if (exceedsJsonDepth(raw)) {
+    throw proxyError(
+      400,
+      `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+    );
+  }
+  try {
+    return { text, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw proxyError(400, `the request body is not valid JSON: ${reason}`);
+  }
+}
