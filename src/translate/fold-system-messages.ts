@@ -32,6 +32,11 @@ export function systemMessageAsUserText(text: string): string {
   return `<system-message>\n${text}\n</system-message>`;
 }
 
+/** A system message's text: its string, or its text parts joined (parts carry `cache_control`). */
+function systemText(content: string | readonly { text: string }[]): string {
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('\n\n');
+}
+
 /** The messages with at most one system message, first (see the module comment). */
 export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const leading: string[] = [];
@@ -39,7 +44,8 @@ export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessag
   for (; position < messages.length; position++) {
     const message = messages[position]!;
     if (message.role !== 'system' && message.role !== 'developer') break;
-    if (message.content !== '') leading.push(message.content);
+    const text = systemText(message.content);
+    if (text !== '') leading.push(text);
   }
   const folded: ChatMessage[] = leading.length > 0 ? [{ role: 'system', content: leading.join('\n\n') }] : [];
 
@@ -48,7 +54,8 @@ export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessag
   for (; position < messages.length; position++) {
     const message = messages[position]!;
     if (message.role === 'system' || message.role === 'developer') {
-      if (message.content !== '') waiting.push(systemMessageAsUserText(message.content));
+      const text = systemText(message.content);
+      if (text !== '') waiting.push(systemMessageAsUserText(text));
       continue;
     }
     if (waiting.length > 0) {
