@@ -32,7 +32,10 @@ export function systemMessageAsUserText(text: string): string {
   return `<system-message>\n${text}\n</system-message>`;
 }
 
-/** A system message's text: its string, or its text parts joined (parts carry `cache_control`). */
+/**
+ * A system message's text: its text parts (sent as parts only to carry `cache_control`) joined as the
+ * translator joins system blocks. Folding drops their cache markers.
+ */
 function systemText(content: string | readonly { text: string }[]): string {
   return typeof content === 'string' ? content : content.map((part) => part.text).join('\n\n');
 }
