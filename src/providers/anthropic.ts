@@ -17,6 +17,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
+import { isEventStream } from './media-type.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
@@ -214,7 +215,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       report(response.status, pickResponseHeaders(response.headers));
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
         throw new TransportError(
           'MODEL_EPROTO',

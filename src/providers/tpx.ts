@@ -44,6 +44,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { isEventStream, isJson } from './media-type.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
@@ -213,9 +214,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
       const response = await sent;
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
-        if (contentType.includes('json')) {
+        if (isJson(contentType)) {
           yield [...messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames))];
           return;
         }
@@ -253,12 +254,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
               const errorObject = (payload as { error?: unknown } | null)?.error ?? payload;
               throw mapStreamErrorObject(errorObject, 'tpx');
             }
-            if (data === '') continue;
+            // `event: ping` is a keep-alive some servers and gateways send; clients skip it.
+            if (data === '' || sse.event === 'ping') continue;
             if (data === '[DONE]') {
               finished = true;
               break;
             }
-            const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
+            const chunk = parseJson(data, 'stream chunk');
+            if (isPing(chunk)) continue;
+            const validated = validateChatCompletionChunk(chunk);
             if (!validated.ok) {
               throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
             }
@@ -341,6 +345,16 @@ async function estimateStreamInputTokens(request: MessagesRequest): Promise<numb
   } catch {
     return undefined;
   }
+}
+
+/** A keep-alive sent as data: `{"type":"ping"}`, with no `choices`. */
+function isPing(payload: unknown): boolean {
+  return (
+    typeof payload === 'object' &&
+    payload !== null &&
+    (payload as { type?: unknown }).type === 'ping' &&
+    !('choices' in payload)
+  );
 }
 
 function parseJsonLoose(text: string): unknown {
