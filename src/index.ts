@@ -16,6 +16,13 @@ export type {
   Selection,
   TransportOptions,
 } from './transport/types.js';
+export type {
+  AttemptEnd,
+  AttemptStart,
+  ExchangeObserver,
+  TokenRefresh,
+  TransportObserver,
+} from './transport/observer.js';
 export { TransportError, isTransportError } from './errors.js';
 export type {
   DeadlineName,

@@ -12,7 +12,16 @@ import type { MessagesRequest } from '../protocol/messages.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport } from '../transport/types.js';
+import { drainRequested, isWorkerProcess } from '../server/workers.js';
 import { runDemo } from './demo.js';
+import {
+  deferredTransportObserver,
+  OPERATIONS_HELP,
+  OPERATIONS_OPTIONS,
+  readOperations,
+  serveWithWorkers,
+  startObservability,
+} from './serve-operations.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -39,10 +48,11 @@ Provider selection (read once at start-up):
 
 Exit codes: 0 ok, 1 the exchange failed, 2 usage or configuration error.
 `,
-  serve: `Usage: tpx serve [--host 127.0.0.1] [--port 8787] [--insecure-no-auth] [--log-bodies]
+  serve: `Usage: tpx serve [--host 127.0.0.1] [--port 8787] [--insecure-no-auth] [--log-bodies] [--workers n]
 
 Runs a Messages-compatible HTTP proxy over the selected provider:
-  POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models, GET /healthz
+  POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models,
+  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus)
 
 Options:
   --host <address>      address to bind (default 127.0.0.1)
@@ -51,7 +61,7 @@ Options:
   --allow-origin <url>  let web pages of this origin call the proxy (repeatable; TPX_ALLOWED_ORIGINS)
   --public-host <name>  accept this name in Host besides loopback ones (repeatable; TPX_PUBLIC_HOSTS)
   --log-bodies          include request and response bodies in the logs (debugging only)
-
+${OPERATIONS_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
 `,
@@ -144,6 +154,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'insecure-no-auth': { type: 'boolean' },
       'log-bodies': { type: 'boolean' },
+      ...OPERATIONS_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
     },
@@ -153,7 +164,16 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     io.stdout(HELP['serve']!);
     return EXIT_OK;
   }
-  const transport = createTransport({ env: io.env });
+  const operations = readOperations(values, io.env);
+  if (operations.workers > 1 && !isWorkerProcess()) {
+    return serveWithWorkers(
+      operations,
+      typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
+      io,
+    );
+  }
+  const observer = deferredTransportObserver();
+  const transport = createTransport({ env: io.env, observer });
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
   const serveOptions: Parameters<typeof startServer>[0] = {
     transport,
@@ -163,6 +183,19 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     logBodies: values['log-bodies'] === true,
   };
   if (proxyToken !== undefined && proxyToken !== '') serveOptions.proxyToken = proxyToken;
+  const observability = await startObservability({
+    operations,
+    selection: transport.selection,
+    env: io.env,
+    host: serveOptions.host ?? '127.0.0.1',
+    isWorker: isWorkerProcess(),
+    observer,
+  });
+  if (observability.telemetry !== undefined) serveOptions.telemetry = observability.telemetry;
+  if (observability.metrics !== undefined) serveOptions.metrics = observability.metrics;
+  if (operations.pingIntervalMs !== undefined) serveOptions.pingIntervalMs = operations.pingIntervalMs;
+  if (operations.drainDelayMs !== undefined) serveOptions.drainDelayMs = operations.drainDelayMs;
+  if (operations.shutdownGraceMs !== undefined) serveOptions.shutdownGraceMs = operations.shutdownGraceMs;
   serveOptions.allowedOrigins = listOption(values['allow-origin'], io.env['TPX_ALLOWED_ORIGINS']);
   serveOptions.publicHosts = listOption(values['public-host'], io.env['TPX_PUBLIC_HOSTS']);
   const server = await startServer(serveOptions);
@@ -171,19 +204,20 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       `warning: tpx serve is reachable beyond this machine (${String(serveOptions.host)}) and TPX_PROXY_TOKEN is not set: anyone who can reach it can use its credentials\n`,
     );
   }
-  io.stderr(
-    [
-      `tpx serve listening on ${server.url}`,
-      `  provider: ${transport.provider} (${transport.selection.reason})`,
-      '',
-      'Point Claude Code or any Messages client at it:',
-      `  ANTHROPIC_BASE_URL=${server.url}`,
-      serveOptions.proxyToken === undefined
-        ? '  ANTHROPIC_API_KEY=unused   # any value; the proxy uses its own start-up credentials'
-        : '  ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN"   # the proxy requires its token',
-      '',
-    ].join('\n'),
-  );
+  if (!isWorkerProcess())
+    io.stderr(
+      [
+        `tpx serve listening on ${server.url}`,
+        `  provider: ${transport.provider} (${transport.selection.reason})`,
+        '',
+        'Point Claude Code or any Messages client at it:',
+        `  ANTHROPIC_BASE_URL=${server.url}`,
+        serveOptions.proxyToken === undefined
+          ? '  ANTHROPIC_API_KEY=unused   # any value; the proxy uses its own start-up credentials'
+          : '  ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN"   # the proxy requires its token',
+        '',
+      ].join('\n'),
+    );
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -193,9 +227,12 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // A worker drains when its primary says so (the primary got the signal).
+    void drainRequested().then(stop);
   });
   await server.close();
   await transport.close();
+  await observability.close();
   return EXIT_OK;
 }
 

@@ -16,6 +16,7 @@ import { TransportError, isTransportError, type ProviderName } from '../errors.j
 import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
 import type { Transform } from 'node:stream';
+import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
 
@@ -29,6 +30,8 @@ export interface AttemptContext {
   dispatcher: (connectTimeoutMs: number) => Dispatcher;
   maxResponseBytes: number;
   provider: ProviderName;
+  /** Present when the attempt is observed: extra headers to send, and where the upstream model is noted. */
+  notes?: AttemptNotes;
   /** Headers added to every request of the exchange (the proxy's hop header). */
   upstreamHeaders?: Readonly<Record<string, string>>;
 }
@@ -198,10 +201,12 @@ export function httpRequest(
           origin,
           path,
           method: init.method,
-          headers:
-            context.upstreamHeaders === undefined
-              ? init.headers
-              : { ...init.headers, ...context.upstreamHeaders },
+          // Compression is decoded when a server applies it anyway (see content-decoder.ts), but asked
+          // not to: the answers are generated token by token, and decoding costs the proxy CPU.
+          headers: withNotedHeaders(
+            { 'accept-encoding': 'identity', ...init.headers, ...context.upstreamHeaders },
+            context.notes,
+          ),
           body: init.body ?? null,
           headersTimeout: deadlines.firstByteTimeoutMs,
           bodyTimeout: deadlines.idleTimeoutMs,

@@ -43,11 +43,14 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { noteUpstreamModel } from './attempt-notes.js';
 import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { isEventStream, isJson } from './media-type.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
+import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
 import { readSse } from './read-sse.js';
+import { sendOverResponses, streamOverResponses, type PostJson } from './tpx-responses-wire.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
 
 export interface TpxConfig {
@@ -62,7 +65,15 @@ export interface TpxConfig {
   azureApiVersion?: string;
   /** Overrides the dialect's max-tokens field. @default the dialect's */
   maxTokensField?: TranslateRequestOptions['maxTokensField'];
+  /**
+   * The wire protocol: Chat Completions (`{base}/chat/completions`, shaped by the dialect) or the OpenAI
+   * Responses API (`{base}/responses`, see `tpx-responses-wire.ts`). @default 'chat'
+   */
+  wire?: TpxWire;
 }
+
+/** The OpenAI-compatible protocols the `tpx` provider speaks. */
+export type TpxWire = 'chat' | 'responses';
 
 function protocolError(message: string): TransportError {
   return new TransportError('MODEL_EPROTO', message, { provider: 'tpx' });
@@ -79,6 +90,7 @@ async function failOnStatus(response: HttpResponse, context: AttemptContext): Pr
 /** Creates the OpenAI-compatible provider. */
 export function createTpxProvider(config: TpxConfig): Provider {
   const dialect = config.dialect ?? DIALECTS['openai-generic'];
+  const wire = config.wire ?? 'chat';
   const { tokens } = config;
 
   function endpoint(model: string): EndpointOptions {
@@ -154,6 +166,19 @@ export function createTpxProvider(config: TpxConfig): Provider {
     );
   }
 
+  /** A POST with the bearer token for the Responses wire; an error status is thrown, mapped. */
+  function poster(context: AttemptContext, report: ReportResponse): PostJson {
+    return async (url, body, streaming) => {
+      const headers = {
+        'content-type': 'application/json',
+        accept: streaming ? 'text/event-stream' : 'application/json',
+      };
+      const response = await sendAuthorized(url, { method: 'POST', headers, body }, context, report);
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      return response;
+    };
+  }
+
   /**
    * A whole JSON answer, translated: the `send` path, and streams from servers that ignore
    * `stream: true`. A 200 body holding only an error object is that error.
@@ -183,7 +208,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
     name: 'tpx',
 
     async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+      if (wire === 'responses') return sendOverResponses(request, config, context, poster(context, report));
       const { translated, body, headers, url } = prepare(request, false);
+      noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -200,7 +227,18 @@ export function createTpxProvider(config: TpxConfig): Provider {
       context,
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
+      if (wire === 'responses') {
+        yield* streamOverResponses(
+          request,
+          config,
+          context,
+          poster(context, report),
+          estimateStreamInputTokens,
+        );
+        return;
+      }
       const { translated, body, headers, url } = prepare(request, true);
+      noteUpstreamModel(context.notes, body.model);
       const sent = sendAuthorized(
         url,
         { method: 'POST', headers, body: JSON.stringify(body) },
@@ -363,65 +401,4 @@ function parseJsonLoose(text: string): unknown {
   } catch {
     return { message: text };
   }
-}
-
-/** A whole message as the stream events that build it (for servers that ignore `stream: true`). */
-function* messageAsEvents(message: Message): Generator<MessageStreamEvent> {
-  const { content, usage, stop_reason, stop_sequence, ...rest } = message;
-  yield {
-    type: 'message_start',
-    message: {
-      ...rest,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...usage, output_tokens: 0 },
-    },
-  };
-  for (let index = 0; index < content.length; index++) {
-    const block = content[index]!;
-    switch (block.type) {
-      case 'text':
-        yield { type: 'content_block_start', index, content_block: { type: 'text', text: '' } };
-        yield {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'text_delta', text: (block as { text: string }).text },
-        };
-        break;
-      case 'thinking':
-        yield {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'thinking', thinking: '', signature: '' },
-        };
-        yield {
-          type: 'content_block_delta',
-          index,
-          delta: { type: 'thinking_delta', thinking: (block as { thinking: string }).thinking },
-        };
-        break;
-      case 'tool_use': {
-        const toolUse = block as { id: string; name: string; input: Record<string, unknown> };
-        yield {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'tool_use', id: toolUse.id, name: toolUse.name, input: {} },
-        };
-        const json = JSON.stringify(toolUse.input);
-        if (json !== '{}')
-          yield {
-            type: 'content_block_delta',
-            index,
-            delta: { type: 'input_json_delta', partial_json: json },
-          };
-        break;
-      }
-      default:
-        yield { type: 'content_block_start', index, content_block: block };
-    }
-    yield { type: 'content_block_stop', index };
-  }
-  yield { type: 'message_delta', delta: { stop_reason, stop_sequence }, usage };
-  yield { type: 'message_stop' };
 }

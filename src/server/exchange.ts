@@ -16,6 +16,7 @@ import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
+import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from './telemetry.js';
 import { parseRequestTarget } from './request-target.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
@@ -66,6 +67,8 @@ export interface ExchangeEnvironment {
   logger: Logger;
   logBodies: boolean;
   generateRequestId: () => string;
+  /** Metrics and traces, when enabled. */
+  telemetry?: Telemetry | undefined;
   /** Refuses a body of the wrong type or encoding before it is read (see `check-request-headers.ts`). */
   checkBody?: (request: InboundRequest) => void;
 }
@@ -82,6 +85,12 @@ export class Exchange {
   /** The upstream's status and headers, once the transport reported them. */
   upstream: ResponseInfo | undefined;
   requestBodyText: string | undefined;
+  /** The delivered message's `stop_reason`, for telemetry. */
+  stopReason: string | undefined;
+  /** Metrics and traces of this exchange, when enabled. */
+  readonly telemetry: ExchangeTelemetry | undefined;
+  #timeToFirstByteMs: number | undefined;
+  #isEnded = false;
 
   constructor(
     readonly request: InboundRequest,
@@ -91,6 +100,16 @@ export class Exchange {
     const { path, query } = splitTarget(request.url);
     this.path = path;
     this.query = query;
+    this.telemetry = environment.telemetry?.startExchange({
+      method: request.method,
+      path,
+      headers: request.headers,
+    });
+  }
+
+  /** The answer can start going out now (its first byte exists): noted once, for telemetry. */
+  answerReady(): void {
+    this.#timeToFirstByteMs ??= performance.now() - this.startedMs;
   }
 
   /** The id the client sees: the upstream's `request-id` when it sent one, else the proxy's own. */
@@ -133,6 +152,7 @@ export class Exchange {
       },
     };
     const { cancellation } = this.request;
+    if (this.telemetry?.observer !== undefined) options.observer = this.telemetry.observer;
     if (cancellation !== undefined) options[CANCELLATION] = cancellation;
     else options.signal = this.request.signal;
     if (this.query !== '') options.query = this.query;
@@ -154,6 +174,7 @@ export class Exchange {
 
   /** A JSON answer, logged. */
   json(status: number, body: string, level: 'debug' | 'info' = 'info'): JsonResponse {
+    this.answerReady();
     const response: JsonResponse = {
       kind: 'json',
       status,
@@ -166,6 +187,7 @@ export class Exchange {
 
   /** The error answer for a failure before anything was sent, logged. */
   fail(error: unknown): JsonResponse {
+    this.answerReady();
     const response = errorResponse(error, this.requestId, this.upstream?.headers);
     this.log(response.status, error, { responseBody: response.body });
     return response;
@@ -208,5 +230,12 @@ export class Exchange {
       if (extra.responseBody !== undefined) record.responseBody = extra.responseBody;
     }
     logExchange(this.environment.logger, record, level);
+    if (this.telemetry !== undefined && !this.#isEnded) {
+      this.#isEnded = true;
+      const outcome: ExchangeOutcome = { record };
+      if (this.stopReason !== undefined) outcome.stopReason = this.stopReason;
+      if (this.#timeToFirstByteMs !== undefined) outcome.timeToFirstByteMs = this.#timeToFirstByteMs;
+      this.telemetry.end(outcome);
+    }
   }
 }

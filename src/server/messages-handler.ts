@@ -27,8 +27,10 @@ import { hasPassedThrough, loopError } from './loop-guard.js';
 import { createRequestHeaderCheck, type RequestHeaderCheckOptions } from './check-request-headers.js';
 import { handleCountTokens } from './count-tokens.js';
 import { errorFrame, proxyError } from './error-response.js';
+import { PING_FRAME, settlesWithin } from './keep-alive.js';
 import { Exchange, generateRequestId, mergeUsage } from './exchange.js';
 import type { UsageRecord } from './logger.js';
+import type { Telemetry } from './telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
 import { encodeSseEvent } from './write-sse.js';
 
@@ -43,6 +45,13 @@ export interface MessagesHandlerOptions {
   logBodies?: boolean;
   /** Fresh ids for answers the upstream did not give one. @default `req_` + 24 random characters */
   generateRequestId?: () => string;
+  /** Metrics and traces of each exchange. @default none */
+  telemetry?: Telemetry | undefined;
+  /**
+   * When a stream's first event takes longer than this, its headers go out with a ping instead of
+   * waiting (see `keep-alive.ts`); 0: always wait. @default 0
+   */
+  pingIntervalMs?: number;
   /**
    * This proxy's instance id, also sent upstream in the hop header: a request arriving with it has come
    * back around a loop and is answered 508 at once. @default undefined (no loop check)
@@ -67,10 +76,13 @@ const ROUTE_METHODS: ReadonlyMap<string, string> = new Map([
   ['/healthz', 'GET'],
 ]);
 
-/** Keeps the usage fields of a stream's `message_start` and `message_delta` events. */
-function trackUsage(usage: UsageRecord, event: MessageStreamEvent): void {
+/** Keeps the usage fields of a stream's `message_start` and `message_delta` events, and its stop reason. */
+function trackUsage(exchange: Exchange, usage: UsageRecord, event: MessageStreamEvent): void {
   if (event.type === 'message_start') mergeUsage(usage, event.message.usage);
-  else if (event.type === 'message_delta') mergeUsage(usage, event.usage);
+  else if (event.type === 'message_delta') {
+    mergeUsage(usage, event.usage);
+    if (event.delta.stop_reason !== null) exchange.stopReason = event.delta.stop_reason;
+  }
 }
 
 /** Adds `extra` (CORS headers for an allowed origin) to an answer's headers. */
@@ -93,8 +105,10 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     logger: options.logger,
     logBodies: options.logBodies ?? false,
     generateRequestId: options.generateRequestId ?? generateRequestId,
+    telemetry: options.telemetry,
     ...(checkHeaders === undefined ? {} : { checkBody: checkHeaders.checkBody }),
   };
+  const pingIntervalMs = options.pingIntervalMs ?? 0;
   const healthBody = JSON.stringify({
     ok: true,
     provider: transport.selection.provider,
@@ -112,24 +126,34 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       const message = await transport.send(request, exchangeOptions);
       exchange.usage = {};
       mergeUsage(exchange.usage, message.usage);
+      if (message.stop_reason !== null) exchange.stopReason = message.stop_reason;
       // A native answer goes out as the upstream wrote it; a translated one is serialised here.
       return exchange.json(200, rawJsonOf(message) ?? JSON.stringify(message));
     }
     const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
-    const first = await iterator.next();
+    const first = iterator.next();
+    // An upstream silent for a whole ping interval gets its stream started now, with a ping, so that
+    // nothing between the client and the proxy gives up on an idle connection.
+    const isEarly = pingIntervalMs > 0 && !(await settlesWithin(first, pingIntervalMs));
+    if (!isEarly) firstEvents(await first);
+    return streamResponse(exchange, first, iterator, isEarly);
+  }
+
+  /** The first batch of a stream; a stream without one is broken. */
+  function firstEvents(first: IteratorResult<MessageStreamEvent[]>): MessageStreamEvent[] {
     if (first.done === true) {
       throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', {
         provider: transport.provider,
       });
     }
-    return streamResponse(exchange, first.value, iterator);
+    return first.value;
   }
 
   /** A batch of events as SSE frames, in one string: one write for what one upstream chunk produced. */
-  function encodeBatch(usage: UsageRecord, batch: readonly MessageStreamEvent[]): string {
+  function encodeBatch(exchange: Exchange, usage: UsageRecord, batch: readonly MessageStreamEvent[]): string {
     let frames = '';
     for (const event of batch) {
-      trackUsage(usage, event);
+      trackUsage(exchange, usage, event);
       frames += encodeSseEvent(event);
     }
     return frames;
@@ -137,20 +161,24 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
 
   function streamResponse(
     exchange: Exchange,
-    first: MessageStreamEvent[],
+    first: Promise<IteratorResult<MessageStreamEvent[]>>,
     iterator: AsyncIterator<MessageStreamEvent[]>,
+    isEarly: boolean,
   ): SseResponse {
     const usage: UsageRecord = {};
     exchange.usage = usage;
+    exchange.answerReady();
+    exchange.telemetry?.streamOpened();
     async function* frames(): AsyncGenerator<string> {
       let state: 'streaming' | 'complete' | 'failed' = 'streaming';
       let failure: unknown;
       try {
-        yield encodeBatch(usage, first);
+        if (isEarly) yield PING_FRAME;
+        yield encodeBatch(exchange, usage, firstEvents(await first));
         for (;;) {
           const next = await iterator.next();
           if (next.done === true) break;
-          yield encodeBatch(usage, next.value);
+          yield encodeBatch(exchange, usage, next.value);
         }
         state = 'complete';
       } catch (error) {

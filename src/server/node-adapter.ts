@@ -11,6 +11,7 @@ import { TransportError } from '../errors.js';
 import { Cancellation } from '../transport/cancellation.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { generateRequestId } from './exchange.js';
+import { startPinger } from './keep-alive.js';
 import type { InboundRequest, ProxyHandler, ProxyResponse } from './types.js';
 
 /** Options of {@link createNodeListener}. */
@@ -22,6 +23,8 @@ export interface NodeListenerOptions {
   onExchangeEnd?: (cancellation: Cancellation) => void;
   /** True once the server is shutting down: answers from then on close their connection. */
   isClosing?: () => boolean;
+  /** Ping a stream after this many ms with nothing written (see `keep-alive.ts`); 0: never. @default 0 */
+  pingIntervalMs?: number;
 }
 
 type BodyState = 'unread' | 'reading' | 'complete' | 'refused';
@@ -107,6 +110,7 @@ async function writeResponse(
   response: ServerResponse,
   answer: ProxyResponse,
   closeConnection: boolean,
+  pingIntervalMs: number,
 ): Promise<void> {
   const headers: Record<string, string> = { ...answer.headers };
   if (closeConnection) headers['connection'] = 'close';
@@ -120,14 +124,28 @@ async function writeResponse(
   // Even for a client that already left, the loop below starts the frames once and stops them, so that
   // the upstream exchange is ended and logged.
   response.writeHead(answer.status, headers);
-  // Each string (the frames of one upstream chunk) is written as soon as it exists: node sends it at once
-  // (no Nagle delay, see startServer's `noDelay`), so what the upstream sent together goes out together.
-  for await (const frames of answer.frames) {
-    // Leaving the loop calls the frames' `return()`, which ends the upstream exchange.
-    if (response.destroyed) break;
-    if (!response.write(frames)) await drained(response);
+  const pinger = pingIntervalMs > 0 ? startPinger(response, pingIntervalMs) : undefined;
+  try {
+    await writeFrames(response, answer.frames, pinger);
+  } finally {
+    pinger?.stop();
   }
   if (!response.destroyed) response.end();
+}
+
+async function writeFrames(
+  response: ServerResponse,
+  frames: AsyncIterable<string>,
+  pinger: { wrote(): void } | undefined,
+): Promise<void> {
+  // Each string (the frames of one upstream chunk) is written as soon as it exists: node sends it at once
+  // (no Nagle delay, see startServer's `noDelay`), so what the upstream sent together goes out together.
+  for await (const text of frames) {
+    // Leaving the loop calls the frames' `return()`, which ends the upstream exchange.
+    if (response.destroyed) break;
+    pinger?.wrote();
+    if (!response.write(text)) await drained(response);
+  }
 }
 
 /** Creates the `request` listener for a `node:http` server. */
@@ -172,7 +190,7 @@ export function createNodeListener(
     const closeConnection =
       body.state === 'refused' || body.state === 'reading' || options.isClosing?.() === true;
     try {
-      await writeResponse(response, answer, closeConnection);
+      await writeResponse(response, answer, closeConnection, options.pingIntervalMs ?? 0);
     } catch {
       // Writing failed (the socket broke under us): nothing is left to tell this client.
       response.destroy();

@@ -22,7 +22,10 @@ import type { Cancellation } from '../transport/cancellation.js';
 import { createServerLogger } from './logger.js';
 import { pointsAtListener } from './loop-guard.js';
 import { createMessagesHandler } from './messages-handler.js';
+import { DEFAULT_PING_INTERVAL_MS } from './keep-alive.js';
 import { createNodeListener } from './node-adapter.js';
+import { withOperationalRoutes, type MetricsSource } from './operational-routes.js';
+import type { Telemetry } from './telemetry.js';
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -51,6 +54,24 @@ export interface ServeOptions {
   shutdownGraceMs?: number;
   /** Allow a non-loopback `host` without `proxyToken`: anyone who can reach it uses your credentials. @default false */
   insecureNoAuth?: boolean;
+  /** Metrics and traces of each exchange (see `metrics.ts`, `tracing.ts`). @default none */
+  telemetry?: Telemetry;
+  /**
+   * Serve `GET /metrics` on this port from this source (behind the proxy token when one is set).
+   * @default not served here
+   */
+  metrics?: MetricsSource;
+  /**
+   * How long `close()` keeps accepting new connections after `/readyz` turned false, in ms, so that a
+   * load balancer's health check sees the drain before connections are refused. @default 0
+   */
+  drainDelayMs?: number;
+  /**
+   * While the upstream is silent, send a stream's client an `event: ping` frame after this many ms
+   * without a write, so that idle timeouts between the client and the proxy do not cut it (see
+   * `keep-alive.ts`). 0 turns pings off. @default 15_000
+   */
+  pingIntervalMs?: number;
   /**
    * This proxy's instance id. Give the transport the same one as its hop header
    * (`upstreamHeaders: { [HOP_HEADER]: instanceId }`): a request that comes back carrying it is answered
@@ -116,6 +137,24 @@ function checkOptions(options: ServeOptions): void {
       `maxRequestBytes must be a positive integer, got ${String(maxRequestBytes)}`,
     );
   }
+  if (
+    options.pingIntervalMs !== undefined &&
+    (!Number.isFinite(options.pingIntervalMs) || options.pingIntervalMs < 0)
+  ) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `pingIntervalMs must be a number of milliseconds ≥ 0, got ${String(options.pingIntervalMs)}`,
+    );
+  }
+  if (
+    options.drainDelayMs !== undefined &&
+    (!Number.isFinite(options.drainDelayMs) || options.drainDelayMs < 0)
+  ) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `drainDelayMs must be a number of milliseconds ≥ 0, got ${String(options.drainDelayMs)}`,
+    );
+  }
   if (shutdownGraceMs !== undefined && (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0)) {
     throw new TransportError(
       'MODEL_ECONFIG',
@@ -166,33 +205,41 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   const logger = createServerLogger(options.logger);
   const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  const pingIntervalMs = options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
   const inFlight = new Set<Cancellation>();
   let isClosing = false;
+  let isDraining = false;
   let onIdle: (() => void) | undefined;
 
   // Known once listening; the loop message names it.
   const own: { url?: string } = {};
-  const handler = createMessagesHandler({
-    transport: options.transport,
-    proxyToken,
-    logger,
-    logBodies: options.logBodies ?? false,
-    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
-    get ownUrl() {
-      return own.url;
-    },
-    requestCheck: {
-      hasProxyToken: proxyToken !== undefined,
-      listenHost: host,
-      ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
-      ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
-    },
-  });
+  const handler = withOperationalRoutes(
+    createMessagesHandler({
+      transport: options.transport,
+      proxyToken,
+      logger,
+      logBodies: options.logBodies ?? false,
+      telemetry: options.telemetry,
+      pingIntervalMs,
+      ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+      get ownUrl() {
+        return own.url;
+      },
+      requestCheck: {
+        hasProxyToken: proxyToken !== undefined,
+        listenHost: host,
+        ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
+        ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
+      },
+    }),
+    { isReady: () => !isDraining, metrics: options.metrics, proxyToken },
+  );
   const server = createServer(
     // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
     { noDelay: true, requireHostHeader: false },
     createNodeListener(handler, {
       maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      pingIntervalMs,
       isClosing: () => isClosing,
       onExchangeStart: (cancellation) => inFlight.add(cancellation),
       onExchangeEnd: (cancellation) => {
@@ -233,6 +280,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   );
 
   async function shutdown(): Promise<void> {
+    isDraining = true;
+    const drainDelayMs = options.drainDelayMs ?? 0;
+    if (drainDelayMs > 0) {
+      logger.info({ drainDelayMs }, 'draining: /readyz answers 503, still accepting connections');
+      await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    }
     isClosing = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

@@ -95,6 +95,12 @@ export interface DialectProfile {
   readonly liftsChoiceUsage: boolean;
   /** Where the endpoint lives. */
   readonly endpoint: EndpointShape;
+  /**
+   * The wire protocol used when `TPX_WIRE` / `--wire` does not say: Chat Completions (`chat`) or the
+   * OpenAI Responses API (`responses`). Every profile defaults to `chat` today: it is what every listed
+   * server speaks; a profile whose server serves some models only over Responses may say `responses`.
+   */
+  readonly defaultWire: 'chat' | 'responses';
 }
 
 /** The Azure OpenAI data-plane `api-version` used when `TPX_AZURE_API_VERSION` is not set (latest GA). */
@@ -115,6 +121,7 @@ const OPENAI_LIKE: ProfileFields = {
   splitsSameIndexToolCalls: false,
   liftsChoiceUsage: false,
   endpoint: 'base',
+  defaultWire: 'chat',
 };
 
 const GEMINI_LIKE: ProfileFields = {

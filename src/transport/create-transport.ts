@@ -27,6 +27,7 @@ import { STREAM_BATCHES } from './stream-batches.js';
 import { createUpstreamCatalog } from './upstream-catalog.js';
 import { selectProvider } from './select-provider.js';
 import { createTokenSource } from './token-source.js';
+import { observeTokenRefresh, startAttempt, type ObservedAttempt } from './observer.js';
 import type {
   CountTokensRequest,
   Deadlines,
@@ -197,6 +198,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             kind: config.tpx.tokenSpec.kind,
             origin: config.tpx.tokenSpec.origin,
           }),
+          wire: Object.freeze({ name: config.tpx.wire, reason: config.tpx.wireReason }),
         }),
   });
   const upstreamBaseUrl = config.tpx?.baseUrl ?? config.anthropic?.baseUrl;
@@ -222,7 +224,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     }
     case 'tpx': {
       const tpx = config.tpx!;
-      const tokens = createTokenSource(tpx.tokenSpec);
+      const tokens = observeTokenRefresh(createTokenSource(tpx.tokenSpec), options.observer);
       provider = withRedactedErrors(
         createTpxProvider({
           tokens,
@@ -231,6 +233,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           generateId,
           dialect: DIALECTS[tpx.dialect],
           azureApiVersion: tpx.azureApiVersion,
+          wire: tpx.wire,
         }),
         (text) => tokens.redact(text),
       );
@@ -259,8 +262,12 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     countText: loadTokenCounter,
   });
 
-  function attemptContext(cancellation: Cancellation, deadlines: Deadlines): AttemptContext {
-    return {
+  function attemptContext(
+    cancellation: Cancellation,
+    deadlines: Deadlines,
+    observed?: ObservedAttempt,
+  ): AttemptContext {
+    const context: AttemptContext = {
       cancellation,
       deadlines,
       dispatcher: (ms) => pool.get(ms),
@@ -268,6 +275,8 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       provider: config.provider,
       ...(upstreamHeaders === undefined ? {} : { upstreamHeaders }),
     };
+    if (observed !== undefined) context.notes = observed.notes;
+    return context;
   }
 
   function ensureOpen(): void {
@@ -305,14 +314,18 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       );
     const checked = checkRequest(request);
     if (shaper.idle) {
-      return runExchange(exchangeOptions, (context, report) =>
-        provider.send(checked, exchangeOptions, context, report),
+      return runExchange(
+        exchangeOptions,
+        (context, report) => provider.send(checked, exchangeOptions, context, report),
+        checked.model,
       );
     }
     const shaped = await shaper.shape(checked);
     const upstreamOptions = shapedOptions(exchangeOptions, shaped);
-    const message = await runExchange(upstreamOptions, (context, report) =>
-      provider.send(shaped.request, upstreamOptions, context, report),
+    const message = await runExchange(
+      upstreamOptions,
+      (context, report) => provider.send(shaped.request, upstreamOptions, context, report),
+      shaped.request.model,
     );
     // The caller hears of the model it asked for; the log (through onResponse) records both.
     return shaped.upstreamModel === undefined ? message : { ...message, model: checked.model };
@@ -355,10 +368,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
           }
         };
+        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, checked.model);
         const iterator = provider.stream(
           checked,
           exchangeOptions,
-          attemptContext(exchange.cancellation, deadlines),
+          attemptContext(exchange.cancellation, deadlines, observed),
           (s, h) => {
             status = s;
             headers = h;
@@ -369,6 +383,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
             const next = await iterator.next();
             if (next.done === true) {
               finished = true;
+              observed?.end(status);
               return;
             }
             if (!delivered) {
@@ -388,6 +403,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           const error = exchange.cancellation.aborted
             ? abortedError(exchange.cancellation)
             : toTransportError(raw);
+          observed?.end(status, error);
           // Never retry once anything reached the caller: the caller would see the exchange twice.
           if (delivered) throw error;
           try {
@@ -399,6 +415,9 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         } finally {
           // A consumer that stops early (break / return) ends the upstream request too.
           if (!exchange.cancellation.aborted) await iterator.return(undefined);
+          if (observed?.isEnded === false) {
+            observed.end(status, new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
+          }
         }
       }
     } finally {
@@ -418,6 +437,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   async function runExchange<T>(
     exchangeOptions: ExchangeOptions,
     run: (context: AttemptContext, report: ReportResponse) => Promise<T>,
+    model?: string,
   ): Promise<T> {
     ensureOpen();
     const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
@@ -431,17 +451,20 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         const report = () => {
           if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
         };
+        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, model);
         try {
-          const result = await run(attemptContext(exchange.cancellation, deadlines), (s, h) => {
+          const result = await run(attemptContext(exchange.cancellation, deadlines, observed), (s, h) => {
             status = s;
             headers = h;
           });
+          observed?.end(status);
           report();
           return result;
         } catch (raw) {
           const error = exchange.cancellation.aborted
             ? abortedError(exchange.cancellation)
             : toTransportError(raw);
+          observed?.end(status, error);
           try {
             await backoff(error, attempt, maxRetries, exchange, deadlines);
           } catch (final) {
@@ -473,8 +496,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
         type: 'not_found_error',
       });
     }
-    return runExchange(exchangeOptions, (context, report) =>
-      count(request, exchangeOptions, context, report),
+    return runExchange(
+      exchangeOptions,
+      (context, report) => count(request, exchangeOptions, context, report),
+      request.model,
     );
   }
 

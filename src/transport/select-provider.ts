@@ -48,6 +48,9 @@ export interface TpxSelection {
   /** Why this dialect, e.g. `TPX_DIALECT is set` or `detected from the base URL host api.mistral.ai`. */
   dialectReason: string;
   azureApiVersion: string;
+  /** The wire protocol, and why (`TPX_WIRE is set`, or the dialect's default). */
+  wire: 'chat' | 'responses';
+  wireReason: string;
 }
 
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -126,6 +129,7 @@ export function selectProvider(
           `2024-10-21 or 2025-04-01-preview, got ${JSON.stringify(apiVersion.value)}`,
       );
     }
+    const wire = pickWire(options, env, dialect.name);
     return {
       provider: 'tpx',
       reason: `${token.source} and ANTHROPIC_API_KEY is not`,
@@ -137,6 +141,8 @@ export function selectProvider(
         dialect: dialect.name,
         dialectReason: dialect.reason,
         azureApiVersion: apiVersion?.value ?? DEFAULT_AZURE_API_VERSION,
+        wire: wire.name,
+        wireReason: wire.reason,
       },
     };
   }
@@ -231,4 +237,34 @@ function pickDialect(
       `the TPX_BASE_URL host ${new URL(baseUrl).hostname} is not a known service, so the profile for ` +
       `${DIALECTS['openai-generic'].label} applies; set TPX_DIALECT to choose another`,
   };
+}
+
+/**
+ * The wire protocol: `tpxWire` / `TPX_WIRE` (`chat` or `responses`), else the dialect's default. Vertex AI
+ * serves no Responses API, so `responses` with the `vertex` dialect is a configuration error.
+ */
+function pickWire(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+  dialect: DialectName,
+): { name: 'chat' | 'responses'; reason: string } {
+  const named = pick(options.tpxWire, 'tpxWire', env, 'TPX_WIRE');
+  if (named === undefined) {
+    return { name: DIALECTS[dialect].defaultWire, reason: `the default of the ${dialect} dialect` };
+  }
+  const variable = sourceName(named.source, 'tpxWire', 'TPX_WIRE');
+  const value = named.value.toLowerCase();
+  if (value !== 'chat' && value !== 'responses') {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `${variable} must be "chat" (Chat Completions) or "responses" (the OpenAI Responses API), got ${JSON.stringify(named.value)}`,
+    );
+  }
+  if (value === 'responses' && DIALECTS[dialect].endpoint === 'vertex-openapi') {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `${variable} is "responses", but Vertex AI serves no Responses API; use the chat wire with the vertex dialect`,
+    );
+  }
+  return { name: value, reason: named.source };
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ProviderName } from '../errors.js';
+import type { ExchangeObserver, TransportObserver } from './observer.js';
 import type {
   Message,
   MessageParam,
@@ -45,6 +46,8 @@ export interface ExchangeOptions extends Partial<Deadlines> {
   rawBody?: string | Uint8Array;
   /** Called once with the provider's response status and headers, before the result is delivered. */
   onResponse?: (info: ResponseInfo) => void;
+  /** Sees each upstream attempt (metrics, traces); see `transport/observer.ts`. @default undefined */
+  observer?: ExchangeObserver;
 }
 
 /** What a provider said besides the body: useful to a proxy that passes headers on. */
@@ -88,6 +91,8 @@ export interface Selection {
    * after a 401) — and the option or variable that named it. Never the value.
    */
   readonly tokenSource?: { readonly kind: 'static' | 'file' | 'command'; readonly origin: string };
+  /** `tpx` only: the wire protocol (`chat` or `responses`) and why (`TPX_WIRE is set`, the dialect's default). */
+  readonly wire?: { readonly name: 'chat' | 'responses'; readonly reason: string };
 }
 
 /**
@@ -207,6 +212,12 @@ export interface TransportOptions extends Partial<Deadlines> {
   /** Model name sent upstream on the `tpx` path. @default env.TPX_MODEL, else the request's `model` */
   tpxModel?: string;
   /**
+   * The wire protocol of the `tpx` provider: `chat` (Chat Completions, `{base}/chat/completions`) or
+   * `responses` (the OpenAI Responses API, `{base}/responses`).
+   * @default env.TPX_WIRE, else the dialect's default (`chat` for every dialect today)
+   */
+  tpxWire?: string;
+  /**
    * Model mapping: `pattern=upstream-model` rules, comma-separated, globs on the requested model, first
    * match wins (`'*haiku*=qwen3-4b,*=qwen3-32b'`); `tpxModel` / `TPX_MODEL` is the catch-all. Applies to
    * both providers. @default env.TPX_MODEL_MAP
@@ -233,4 +244,6 @@ export interface TransportOptions extends Partial<Deadlines> {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Injection point for tests: fresh ids for generated message and tool ids. @default crypto-random */
   generateId?: () => string;
+  /** Sees token refreshes (metrics); see `transport/observer.ts`. @default undefined */
+  observer?: TransportObserver;
 }

@@ -1,0 +1,33 @@
+/**
+ * What one upstream attempt shares with whoever observes it: headers to add to its request (a trace
+ * context, set before the attempt starts) and the model the provider asked the upstream for (set by the
+ * provider once it knows it). The transport creates one per attempt only when an observer is attached,
+ * so an unobserved exchange pays nothing.
+ *
+ * @module
+ */
+
+/** Per-attempt notes; see the module comment. */
+export interface AttemptNotes {
+  /**
+   * Extra request headers, e.g. `traceparent`. They never replace a header the provider sets itself
+   * (credentials, content type), so an observer cannot change what the provider sends.
+   */
+  headers?: Readonly<Record<string, string>>;
+  /** The model named in the upstream request (after `TPX_MODEL` and model mapping). */
+  upstreamModel?: string;
+}
+
+/** Records the upstream model on the notes, when there are any. */
+export function noteUpstreamModel(notes: AttemptNotes | undefined, model: unknown): void {
+  if (notes !== undefined && typeof model === 'string') notes.upstreamModel = model;
+}
+
+/** The request headers with the notes' extra headers added beneath them (the provider's own win). */
+export function withNotedHeaders(
+  headers: Record<string, string>,
+  notes: AttemptNotes | undefined,
+): Record<string, string> {
+  if (notes?.headers === undefined) return headers;
+  return { ...notes.headers, ...headers };
+}

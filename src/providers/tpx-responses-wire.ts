@@ -1,0 +1,192 @@
+/**
+ * The `tpx` provider's second wire: the OpenAI Responses API (`POST {base}/responses`, `TPX_WIRE=responses`).
+ * The Messages request is translated (`translate-responses-request.ts`), sent with the provider's bearer
+ * token, and the answer — JSON or a stream of Responses events — translated back. Authentication, token
+ * refresh and error statuses are the provider's (`tpx.ts`), shared with the Chat Completions wire.
+ *
+ * Stateless on the server: `store: false`, no `previous_response_id`; an earlier turn's reasoning travels
+ * in the caller's thinking-block signatures.
+ *
+ * @module
+ */
+import { TransportError } from '../errors.js';
+import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';
+import type { DialectProfile } from '../translate/dialects.js';
+import { mapResponsesError } from '../translate/map-responses-error.js';
+import { translateResponsesRequest } from '../translate/translate-responses-request.js';
+import {
+  translateResponsesResponse,
+  type ResponsesContext,
+} from '../translate/translate-responses-response.js';
+import { ResponsesStreamTranslator } from '../translate/translate-responses-stream.js';
+import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import { messageAsEvents } from './message-as-events.js';
+import { appendEvents } from './provider.js';
+import { readSse } from './read-sse.js';
+import { ERROR_BODY_LIMIT, parseUpstreamJson } from './upstream-answer.js';
+
+/** Events every Responses stream opens with, before the model produced anything. */
+const PREAMBLE_EVENTS: ReadonlySet<string> = new Set([
+  'response.created',
+  'response.in_progress',
+  'response.queued',
+]);
+
+/** What the Responses wire needs from the provider's configuration. */
+export interface ResponsesWireConfig {
+  baseUrl: string;
+  /** Model sent upstream. @default the request's `model` */
+  model: string | undefined;
+  generateId: () => string;
+  /** The dialect profile: only its endpoint shape matters here (Azure's route). */
+  dialect?: DialectProfile | undefined;
+}
+
+/**
+ * Sends a JSON body to a URL with the provider's credentials and returns a 2xx answer; any other status
+ * is thrown as the mapped upstream error.
+ */
+export type PostJson = (url: string, body: string, streaming: boolean) => Promise<HttpResponse>;
+
+/**
+ * The Responses endpoint: `{base}/responses`. Azure serves it only on its v1 route, so an Azure resource
+ * URL (`https://name.openai.azure.com`, `…/openai`, `…/openai/deployments/x`) becomes
+ * `{resource}/openai/v1/responses`.
+ */
+export function responsesUrl(baseUrl: string, dialect?: DialectProfile): string {
+  const base = baseUrl.replace(/\/+$/, '');
+  if (dialect?.endpoint !== 'azure-deployment') return `${base}/responses`;
+  const url = new URL(base);
+  const path = url.pathname.replace(/\/+$/, '');
+  if (/\/openai\/v1$/.test(path)) return `${base}/responses`;
+  const resource = path.replace(/\/openai(\/deployments\/[^/]+)?$/, '');
+  return `${url.origin}${resource}/openai/v1/responses`;
+}
+
+function protocolError(message: string): TransportError {
+  return new TransportError('MODEL_EPROTO', message, { provider: 'tpx' });
+}
+
+function prepare(request: MessagesRequest, config: ResponsesWireConfig, streaming: boolean) {
+  const translated = translateResponsesRequest(
+    { ...request, stream: streaming },
+    { model: config.model ?? request.model },
+  );
+  const context: ResponsesContext = {
+    requestModel: request.model,
+    toolNames: translated.toolNames,
+    generateId: config.generateId,
+    maxOutputTokens: translated.body.max_output_tokens,
+  };
+  return { body: JSON.stringify(translated.body), context };
+}
+
+/** A whole JSON answer, translated. A 200 body holding only an error object is that error. */
+async function readJsonAnswer(
+  response: HttpResponse,
+  attempt: AttemptContext,
+  context: ResponsesContext,
+): Promise<Message> {
+  const payload = parseUpstreamJson(await readBody(response, attempt), 'response', 'tpx');
+  if (
+    typeof payload === 'object' &&
+    payload !== null &&
+    'error' in payload &&
+    payload.error !== null &&
+    !('output' in payload)
+  ) {
+    throw mapResponsesError(payload.error);
+  }
+  const validated = validateResponsesResponse(payload);
+  if (!validated.ok) {
+    throw protocolError(`the tpx response is not a valid Responses API response: ${validated.message}`);
+  }
+  return translateResponsesResponse(validated.value, context);
+}
+
+/** One attempt of `send` over the Responses wire. */
+export async function sendOverResponses(
+  request: MessagesRequest,
+  config: ResponsesWireConfig,
+  attempt: AttemptContext,
+  post: PostJson,
+): Promise<Message> {
+  const { body, context } = prepare(request, config, false);
+  const response = await post(responsesUrl(config.baseUrl, config.dialect), body, false);
+  return readJsonAnswer(response, attempt, context);
+}
+
+/**
+ * One attempt of `stream` over the Responses wire, as batches of Messages events (one per upstream chunk).
+ * `estimateInputTokens` fills `message_start.usage.input_tokens` before the real count arrives.
+ */
+export async function* streamOverResponses(
+  request: MessagesRequest,
+  config: ResponsesWireConfig,
+  attempt: AttemptContext,
+  post: PostJson,
+  estimateInputTokens?: (request: MessagesRequest) => Promise<number | undefined>,
+): AsyncGenerator<MessageStreamEvent[]> {
+  const { body, context } = prepare(request, config, true);
+  const sent = post(responsesUrl(config.baseUrl, config.dialect), body, true);
+  // The estimate (for message_start) is computed while the upstream works on its first byte; a failure of
+  // the request meanwhile is handled by the `await` below.
+  sent.catch(() => undefined);
+  const inputTokensEstimate = await estimateInputTokens?.(request);
+  const response = await sent;
+  const contentType = response.headers['content-type'] ?? '';
+  if (!contentType.includes('text/event-stream')) {
+    // A server that ignores `stream: true` and answers JSON: that answer, as a stream.
+    if (contentType.includes('json')) {
+      yield [...messageAsEvents(await readJsonAnswer(response, attempt, context))];
+      return;
+    }
+    const text = await readBody(response, attempt, ERROR_BODY_LIMIT).catch(() => '');
+    throw protocolError(
+      `the tpx endpoint answered a stream request with ${contentType || 'no content type'}, not text/event-stream: ${JSON.stringify(text.slice(0, 120))}`,
+    );
+  }
+
+  const translator = new ResponsesStreamTranslator({ ...context, inputTokensEstimate });
+  // message_start waits for the first upstream event past the preamble, as on the Chat Completions wire: an
+  // upstream whose first real event is an error fails the attempt before anything reached the caller, so it
+  // can still be retried, or answered by the proxy with a proper HTTP status.
+  let pendingStart: MessageStreamEvent[] | undefined = translator.start();
+  const append = (batch: MessageStreamEvent[], events: MessageStreamEvent[]): void => {
+    if (pendingStart !== undefined) {
+      appendEvents(batch, pendingStart);
+      pendingStart = undefined;
+    }
+    appendEvents(batch, events);
+  };
+  for await (const messages of readSse(response, attempt)) {
+    const batch: MessageStreamEvent[] = [];
+    try {
+      for (const sse of messages) {
+        const data = sse.data.trim();
+        if (data === '' || data === '[DONE]') continue;
+        const payload = parseUpstreamJson(data, 'stream event', 'tpx');
+        if (sse.event === 'error') throw mapResponsesError(payload);
+        const validated = validateResponsesStreamEvent(payload);
+        if (!validated.ok) {
+          throw protocolError(`the tpx stream sent an invalid Responses event: ${validated.message}`);
+        }
+        const events = translator.push(validated.value);
+        // The preamble (`response.created`, `.in_progress`, `.queued`) says nothing yet: an error right after
+        // it must still fail the attempt before the caller saw anything.
+        if (events.length > 0 || !PREAMBLE_EVENTS.has(validated.value.type)) append(batch, events);
+        if (translator.isFinished) break;
+      }
+    } catch (error) {
+      // What the chunk produced before the failure is delivered first, as an unbatched stream would.
+      if (batch.length > 0) yield batch;
+      throw error;
+    }
+    if (batch.length > 0) yield batch;
+    if (translator.isFinished) return;
+  }
+  const last: MessageStreamEvent[] = [];
+  append(last, translator.end());
+  if (last.length > 0) yield last;
+}

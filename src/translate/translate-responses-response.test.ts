@@ -1,0 +1,262 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { isTransportError, type TransportError } from '../errors.js';
+import { accumulateStream } from '../protocol/accumulate-stream.js';
+import type { MessageStreamEvent } from '../protocol/messages.js';
+import type { ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
+import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';
+import { decodeReasoningSignature } from './reasoning-signature-codec.js';
+import { translateResponsesResponse, type ResponsesContext } from './translate-responses-response.js';
+import { ResponsesStreamTranslator } from './translate-responses-stream.js';
+
+const FIXTURES = new URL('./__fixtures__/upstream-openai-responses/', import.meta.url);
+
+function context(maxOutputTokens?: number): ResponsesContext {
+  let counter = 0;
+  return {
+    requestModel: 'claude-sonnet-4-5',
+    toolNames: { fromUpstream: (name) => name },
+    generateId: () => `gen${++counter}`,
+    ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+  };
+}
+
+/** The `data:` payloads of a recorded `.sse` body, or the lines of a `.chunks.jsonl` file. */
+function recordedEvents(file: string): ResponsesStreamEvent[] {
+  const text = readFileSync(new URL(file, FIXTURES), 'utf8');
+  const payloads = file.endsWith('.sse')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+    : text.split('\n').filter((line) => line.trim() !== '');
+  return payloads.map((payload) => {
+    const validated = validateResponsesStreamEvent(JSON.parse(payload));
+    if (!validated.ok) throw new Error(`${file}: ${validated.message}`);
+    return validated.value;
+  });
+}
+
+function translateEvents(
+  events: readonly ResponsesStreamEvent[],
+  maxOutputTokens?: number,
+): { events: MessageStreamEvent[]; error: TransportError | undefined } {
+  const translator = new ResponsesStreamTranslator(context(maxOutputTokens));
+  const out: MessageStreamEvent[] = [...translator.start()];
+  try {
+    for (const event of events) {
+      out.push(...translator.push(event));
+      if (translator.isFinished) break;
+    }
+    out.push(...translator.end());
+    return { events: out, error: undefined };
+  } catch (error) {
+    if (!isTransportError(error)) throw error;
+    return { events: out, error };
+  }
+}
+
+function response(fields: Partial<ResponsesResponse>): ResponsesResponse {
+  return { id: 'resp_1', object: 'response', status: 'completed', output: [], ...fields };
+}
+
+function failure(run: () => unknown): TransportError {
+  try {
+    run();
+  } catch (error) {
+    if (isTransportError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a TransportError');
+}
+
+describe('translateResponsesResponse', () => {
+  it('translates reasoning, text and a function call, in output order', () => {
+    const message = translateResponsesResponse(
+      response({
+        output: [
+          {
+            type: 'reasoning',
+            id: 'rs_1',
+            summary: [
+              { type: 'summary_text', text: 'First.' },
+              { type: 'summary_text', text: 'Second.' },
+            ],
+            encrypted_content: 'gAAAA',
+          },
+          {
+            type: 'message',
+            id: 'msg_1',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'Hi', annotations: [] }],
+          },
+          {
+            type: 'function_call',
+            id: 'fc_1',
+            call_id: 'call_1',
+            name: 'get_weather',
+            arguments: '{"city":"Paris"}',
+          },
+        ],
+        usage: {
+          input_tokens: 100,
+          output_tokens: 30,
+          input_tokens_details: { cached_tokens: 40 },
+          output_tokens_details: { reasoning_tokens: 20 },
+        },
+      }),
+      context(),
+    );
+    expect(message.id).toBe('msg_resp_1');
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'First.\n\nSecond.', signature: expect.stringMatching(/^tpxr1\./) },
+      { type: 'text', text: 'Hi' },
+      { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    expect(decodeReasoningSignature((message.content[0] as { signature: string }).signature)).toEqual({
+      id: 'rs_1',
+      encryptedContent: 'gAAAA',
+      source: 'summary',
+    });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.usage).toEqual({
+      input_tokens: 60,
+      output_tokens: 30,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 40,
+    });
+  });
+
+  it('maps incomplete for max_output_tokens to max_tokens and for content_filter to refusal', () => {
+    const cut = response({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(translateResponsesResponse(cut, context()).stop_reason).toBe('max_tokens');
+    const filtered = response({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    expect(translateResponsesResponse(filtered, context()).stop_reason).toBe('refusal');
+    const refused = response({
+      output: [{ type: 'message', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }],
+    });
+    expect(translateResponsesResponse(refused, context())).toMatchObject({
+      content: [{ type: 'text', text: 'I cannot help with that.' }],
+      stop_reason: 'refusal',
+    });
+  });
+
+  it('maps a failed response to the upstream error, and a quota failure to a 402 billing error', () => {
+    const error = failure(() =>
+      translateResponsesResponse(
+        response({
+          status: 'failed',
+          error: { code: 'insufficient_quota', message: 'You exceeded your current quota' },
+        }),
+        context(),
+      ),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EHTTP',
+      status: 402,
+      retryable: false,
+    });
+    expect(error.body.error.type).toBe('billing_error');
+    expect(error.message).toContain('You exceeded your current quota');
+    const server = failure(() =>
+      translateResponsesResponse(
+        response({ status: 'failed', error: { code: 'server_error', message: 'x' } }),
+        context(),
+      ),
+    );
+    expect(server).toMatchObject({ status: 500, retryable: true });
+    expect(
+      failure(() => translateResponsesResponse(response({ status: 'in_progress' }), context())).code,
+    ).toBe('MODEL_EPROTO');
+  });
+
+  it('refuses a function call with arguments that are not a JSON object, unless the output limit cut it', () => {
+    const broken = response({
+      output: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{"a":' }],
+      usage: { output_tokens: 10 },
+    });
+    expect(failure(() => translateResponsesResponse(broken, context(100))).message).toMatch(
+      /tool call #0 \(name "f", id "call_1"\) has arguments that are not valid JSON/,
+    );
+    const cut = translateResponsesResponse({ ...broken, usage: { output_tokens: 100 } }, context(100));
+    expect(cut.content).toEqual([]);
+    expect(cut.stop_reason).toBe('max_tokens');
+  });
+
+  it('never counts fewer output tokens than the reasoning tokens a server reports apart', () => {
+    const message = translateResponsesResponse(
+      response({
+        usage: { input_tokens: 5, output_tokens: 3, output_tokens_details: { reasoning_tokens: 40 } },
+      }),
+      context(),
+    );
+    expect(message.usage.output_tokens).toBe(40);
+  });
+});
+
+describe('recorded Responses streams', () => {
+  it('OpenAI gpt-5.1: a forced tool call streams as one tool_use block with the call id', () => {
+    const { events, error } = translateEvents(recordedEvents('openai/gpt-5.1.tool-call.chunks.jsonl'));
+    expect(error).toBeUndefined();
+    const message = accumulateStream(events);
+    expect(message.content).toEqual([
+      {
+        type: 'tool_use',
+        id: 'call_2FQdm3Br7Qb35YUBSkDR7kue',
+        name: 'get_weather',
+        input: { city: 'Beijing' },
+      },
+    ]);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.usage).toEqual({
+      input_tokens: 45,
+      output_tokens: 25,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+  });
+
+  it('OpenAI gpt-5-nano: an in-stream quota error fails the stream with a 402 before any block', () => {
+    const { events, error } = translateEvents(
+      recordedEvents('openai/gpt-5-nano.error-insufficient-quota.chunks.jsonl'),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 402 });
+    expect(error?.body.error.type).toBe('billing_error');
+    expect(events.map((event) => event.type)).toEqual(['message_start']);
+  });
+
+  it('llama.cpp: the stream and the JSON answer of a forced tool call translate alike, with ids kept', () => {
+    const { events, error } = translateEvents(
+      recordedEvents('llamacpp/tiny-tools.tool-call.stream.sse'),
+      200,
+    );
+    expect(error).toBeUndefined();
+    const streamed = accumulateStream(events);
+    expect(streamed.content.map((block) => block.type)).toContain('tool_use');
+    for (const block of streamed.content) {
+      if (block.type === 'tool_use') expect((block as { id: string }).id).toMatch(/^call_[A-Za-z0-9]+$/);
+    }
+    const sameStreamJson = events.at(-2) as { delta: { stop_reason: string } };
+    expect(['tool_use', 'max_tokens']).toContain(sameStreamJson.delta.stop_reason);
+  });
+
+  it('llama.cpp: a JSON answer cut by the output limit, reported as completed, drops the cut call', () => {
+    const payload: unknown = JSON.parse(
+      readFileSync(new URL('llamacpp/tiny-tools.tool-call.json', FIXTURES), 'utf8'),
+    );
+    const validated = validateResponsesResponse(payload);
+    if (!validated.ok) throw new Error(validated.message);
+    expect(validated.value.status).toBe('completed');
+    const message = translateResponsesResponse(validated.value, context(200));
+    expect(message.stop_reason).toBe('max_tokens');
+    // Three calls were recorded; the third stops at `{ "city"` and is left out.
+    expect(message.content.filter((block) => block.type === 'tool_use')).toHaveLength(2);
+    expect(message.content[0]).toEqual({ type: 'text', text: '"k' });
+    expect(message.usage).toEqual({
+      input_tokens: 565,
+      output_tokens: 200,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 8,
+    });
+  });
+});

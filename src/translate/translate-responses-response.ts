@@ -1,0 +1,281 @@
+/**
+ * Translates a Responses API response object into a Messages `message`. Pure: no I/O, no clock; fresh
+ * ids come from the caller's `generateId`.
+ *
+ * Also home to the readers the stream translator shares with it (item text, reasoning, stop reason,
+ * terminal status), so both directions read upstream data by the same rules.
+ *
+ * @module
+ */
+import { TransportError, isTransportError } from '../errors.js';
+import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
+import type { ResponsesOutputItem, ResponsesResponse, ResponsesUsage } from '../protocol/responses.js';
+import { mapResponsesError } from './map-responses-error.js';
+import { mapResponsesUsage } from './map-responses-usage.js';
+import { encodeReasoningSignature } from './reasoning-signature-codec.js';
+import { encodeToolIds } from './tool-id-codec.js';
+import {
+  describeToolCall,
+  isObject,
+  messageIdFor,
+  optionalString,
+  parseToolInput,
+  protocolError,
+  type ResponseContext,
+  type ToolCallDescription,
+} from './translate-response.js';
+
+/** What the Responses translators need: the response context, plus the output limit that was sent. */
+export type ResponsesContext = ResponseContext & {
+  /**
+   * The `max_output_tokens` sent. llama.cpp answers `status: "completed"` for a response the limit cut;
+   * output tokens at or over the limit then say what the status does not. @default none
+   */
+  maxOutputTokens?: number | undefined;
+};
+
+/**
+ * The Messages `message` for a Responses API response object.
+ *
+ * - `id`: `msg_` + the upstream id when it is a usable id (as on Chat Completions), else a fresh one.
+ * - `content`: one block per output item, in order:
+ *   - `reasoning` → a `thinking` block: the `summary` texts joined by a blank line, else the
+ *     `reasoning_text` contents; its `signature` carries the item's id and encrypted content
+ *     (`reasoning-signature-codec.ts`), so the next request can restore the item. Omitted when it has
+ *     neither text nor id nor encrypted content.
+ *   - `message` → a `text` block of its `output_text` parts and `refusal` parts; omitted when empty.
+ *   - `function_call` → a `tool_use` block: `call_id` through the tool-id codec, `name` through the
+ *     tool-name map, `arguments` parsed as a JSON object.
+ *   - other item types (hosted tools, never requested) are skipped.
+ * - `stop_reason`: see `responsesStopReason`.
+ * - `usage`: `mapResponsesUsage`.
+ *
+ * When the output limit cut the response, a tool call whose arguments are not a complete JSON object is
+ * left out (it cannot be run, and nothing would answer it); otherwise such a call is `MODEL_EPROTO`.
+ *
+ * @throws TransportError mapped from `response.error` for `status: "failed"` (`mapResponsesError`);
+ *   `MODEL_EPROTO` for a response still `queued` / `in_progress`, or an unusable tool call.
+ */
+export function translateResponsesResponse(response: ResponsesResponse, context: ResponsesContext): Message {
+  if (!isObject(response)) throw protocolError('the upstream response is not a JSON object');
+  checkTerminalStatus(response);
+  const id = messageIdFor(response.id, context.generateId);
+  const isCut = wasCut(response, context.maxOutputTokens);
+
+  const content: ContentBlock[] = [];
+  let sawRefusal = false;
+  const calls: { item: ResponsesOutputItem; input: Record<string, unknown>; position: number }[] = [];
+  const slots: (ContentBlock | number)[] = [];
+  const output = Array.isArray(response.output) ? response.output : [];
+  let position = 0;
+  for (const item of output) {
+    if (!isObject(item)) continue;
+    switch (item.type) {
+      case 'reasoning': {
+        const reasoning = readReasoningItem(item);
+        const signature = reasoningSignatureFor(item, reasoning.source);
+        if (reasoning.text !== '' || signature !== '') {
+          slots.push({ type: 'thinking', thinking: reasoning.text, signature });
+        }
+        break;
+      }
+      case 'message': {
+        const message = readMessageItem(item);
+        if (message.sawRefusal) sawRefusal = true;
+        if (message.text !== '') slots.push({ type: 'text', text: message.text });
+        break;
+      }
+      case 'function_call': {
+        const call = readFunctionCall(item, item.arguments, position++, isCut);
+        if (call === undefined) break;
+        slots.push(calls.length);
+        calls.push({ item, input: call, position: position - 1 });
+        break;
+      }
+      case null:
+      case undefined:
+      default:
+        // Hosted-tool items and types added later: nothing this transport asked for.
+        break;
+    }
+  }
+  const ids = encodeToolIds(
+    calls.map(({ item }) => optionalString(item.call_id)),
+    context.generateId,
+  );
+  for (const slot of slots) {
+    if (typeof slot !== 'number') {
+      content.push(slot);
+      continue;
+    }
+    const call = calls[slot]!;
+    content.push({
+      type: 'tool_use',
+      id: ids[slot]!,
+      name: context.toolNames.fromUpstream(call.item.name!),
+      input: call.input,
+    });
+  }
+
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: context.requestModel,
+    content,
+    stop_reason: responsesStopReason(response, context.maxOutputTokens, sawRefusal, calls.length > 0),
+    stop_sequence: null,
+    usage: mapResponsesUsage(isObject(response.usage) ? response.usage : undefined),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Readers shared with the stream translator. Exported for `translate-responses-stream.ts`; not public API.
+
+/**
+ * @internal Throws for a response that is not a finished answer: `failed` (the upstream's error, mapped),
+ * `cancelled`, `queued` / `in_progress` (background mode, which this transport never asks for).
+ * `completed`, `incomplete` and an absent status pass.
+ */
+export function checkTerminalStatus(response: ResponsesResponse): void {
+  const status = optionalString(response.status);
+  switch (status) {
+    case undefined:
+    case 'completed':
+    case 'incomplete':
+      return;
+    case 'failed':
+      throw mapResponsesError(response.error ?? 'the upstream response failed without saying why');
+    case 'cancelled':
+      throw new TransportError('MODEL_EHTTP', 'upstream cancelled the response before it finished', {
+        status: 502,
+        type: 'api_error',
+        retryable: true,
+        provider: 'tpx',
+      });
+    default:
+      throw protocolError(
+        `the response has status ${JSON.stringify(status)}, not a finished one (completed, incomplete or failed)`,
+      );
+  }
+}
+
+/**
+ * @internal Whether the output limit cut the response: `status: "incomplete"` for any reason but the
+ * content filter, or (llama.cpp) `completed` with output tokens at or over the limit that was sent.
+ */
+export function wasCut(response: ResponsesResponse, maxOutputTokens: number | undefined): boolean {
+  if (response.status === 'incomplete') return incompleteReason(response) !== 'content_filter';
+  if (maxOutputTokens === undefined) return false;
+  const usage: ResponsesUsage | null | undefined = isObject(response.usage) ? response.usage : undefined;
+  const output = usage?.output_tokens;
+  return typeof output === 'number' && output >= maxOutputTokens;
+}
+
+/**
+ * @internal The Messages stop reason of a finished response.
+ *
+ * | upstream                                                      | `stop_reason` |
+ * |---------------------------------------------------------------|---------------|
+ * | `incomplete` for `content_filter`                             | `refusal`     |
+ * | `incomplete` for `max_output_tokens` or any other reason; `completed` with output tokens ≥ the limit sent | `max_tokens` |
+ * | `completed` (or no status) with a `refusal` part              | `refusal`     |
+ * | `completed` (or no status) with a tool call                   | `tool_use`    |
+ * | `completed` (or no status)                                    | `end_turn`    |
+ */
+export function responsesStopReason(
+  response: ResponsesResponse,
+  maxOutputTokens: number | undefined,
+  sawRefusal: boolean,
+  sawToolUse: boolean,
+): StopReason {
+  if (response.status === 'incomplete' && incompleteReason(response) === 'content_filter') return 'refusal';
+  if (wasCut(response, maxOutputTokens)) return 'max_tokens';
+  if (sawRefusal) return 'refusal';
+  return sawToolUse ? 'tool_use' : 'end_turn';
+}
+
+function incompleteReason(response: ResponsesResponse): string | undefined {
+  const details = response.incomplete_details;
+  return isObject(details) ? optionalString(details['reason']) : undefined;
+}
+
+/** @internal The text of a `message` item: its `output_text` parts, then its `refusal` parts, in order. */
+export function readMessageItem(item: ResponsesOutputItem): { text: string; sawRefusal: boolean } {
+  let text = '';
+  let sawRefusal = false;
+  for (const part of Array.isArray(item.content) ? item.content : []) {
+    if (!isObject(part)) continue;
+    if (part['type'] === 'output_text' && typeof part['text'] === 'string') text += part['text'];
+    else if (part['type'] === 'refusal' && typeof part['refusal'] === 'string') {
+      text += part['refusal'];
+      sawRefusal = true;
+    }
+  }
+  return { text, sawRefusal };
+}
+
+/** Separates the parts of a reasoning item's summary (and of its reasoning text) in one thinking block. */
+export const REASONING_PART_SEPARATOR = '\n\n';
+
+/**
+ * @internal The thinking text of a `reasoning` item: the non-empty `summary` texts joined by a blank
+ * line; when there are none, the `reasoning_text` contents, joined the same way.
+ */
+export function readReasoningItem(item: ResponsesOutputItem): {
+  text: string;
+  source: 'summary' | 'content';
+} {
+  const summary = partTexts(item.summary, 'summary_text');
+  if (summary.length > 0) return { text: summary.join(REASONING_PART_SEPARATOR), source: 'summary' };
+  const content = partTexts(item.content, 'reasoning_text');
+  if (content.length > 0) return { text: content.join(REASONING_PART_SEPARATOR), source: 'content' };
+  return { text: '', source: 'summary' };
+}
+
+/** @internal The signature for a reasoning item: the codec's, or `""` when there is nothing to restore. */
+export function reasoningSignatureFor(item: ResponsesOutputItem, source: 'summary' | 'content'): string {
+  const id = optionalString(item.id);
+  const encryptedContent = optionalString(item.encrypted_content);
+  if (id === undefined && encryptedContent === undefined) return '';
+  return encodeReasoningSignature({ id, encryptedContent, source });
+}
+
+/**
+ * @internal A function call's input, or `undefined` when the call is left out because the output limit
+ * cut it (`isCut`) and its name or arguments are unusable.
+ *
+ * @throws TransportError `MODEL_EPROTO` naming the call, for an unusable call that was not cut.
+ */
+export function readFunctionCall(
+  item: ResponsesOutputItem,
+  argumentsValue: unknown,
+  position: number,
+  isCut: boolean,
+): Record<string, unknown> | undefined {
+  const description: ToolCallDescription = {
+    position,
+    name: optionalString(item.name),
+    id: optionalString(item.call_id),
+  };
+  try {
+    if (description.name === undefined) {
+      throw protocolError(`${describeToolCall(description)} has no function name`);
+    }
+    return parseToolInput(argumentsValue, description);
+  } catch (error) {
+    if (isCut && isTransportError(error)) return undefined;
+    throw error;
+  }
+}
+
+function partTexts(parts: unknown, type: string): string[] {
+  if (!Array.isArray(parts)) return [];
+  const texts: string[] = [];
+  for (const part of parts) {
+    if (isObject(part) && part['type'] === type && typeof part['text'] === 'string' && part['text'] !== '') {
+      texts.push(part['text']);
+    }
+  }
+  return texts;
+}

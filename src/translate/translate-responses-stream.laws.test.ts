@@ -1,0 +1,580 @@
+/**
+ * Property-based laws of Responses stream translation, the same as for Chat Completions:
+ * (a) any event sequence gives a grammar-valid Messages stream ending in message_stop, or a TransportError,
+ *     and never tool input the caller cannot parse;
+ * (b) streaming and non-streaming translations of the same answer give the same message, through our
+ *     accumulator and through the official SDK's `MessageStream`, whether the server numbers its events
+ *     (OpenAI) or not (llama.cpp);
+ * (c) tool ids survive as the tool-id codec's image of the `call_id`s, and reasoning signatures restore
+ *     the reasoning items.
+ */
+import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isTransportError, type TransportError } from '../errors.js';
+import { accumulateStream } from '../protocol/accumulate-stream.js';
+import type { MessageStreamEvent } from '../protocol/messages.js';
+import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
+import { createStreamGrammar } from '../protocol/stream-grammar.js';
+import { validateStreamEvent } from '../protocol/validate-messages.js';
+import { decodeReasoningSignature } from './reasoning-signature-codec.js';
+import { decodeToolId, encodeToolIds } from './tool-id-codec.js';
+import { translateResponsesResponse, type ResponsesContext } from './translate-responses-response.js';
+import { ResponsesStreamTranslator } from './translate-responses-stream.js';
+
+function context(maxOutputTokens?: number): ResponsesContext {
+  let counter = 0;
+  return {
+    requestModel: 'claude-sonnet-4-5',
+    toolNames: { fromUpstream: (name) => (name.startsWith('up_') ? name.slice(3) : name) },
+    generateId: () => `gen${++counter}`,
+    ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+  };
+}
+
+/** Runs the state machine; any exception other than a TransportError escapes and fails the property. */
+function run(
+  items: readonly unknown[],
+  maxOutputTokens?: number,
+): { events: MessageStreamEvent[]; error: TransportError | undefined } {
+  const translator = new ResponsesStreamTranslator(context(maxOutputTokens));
+  const events: MessageStreamEvent[] = [...translator.start()];
+  try {
+    for (const item of items) {
+      events.push(...translator.push(item as ResponsesStreamEvent));
+      if (translator.isFinished) break;
+    }
+    events.push(...translator.end());
+    return { events, error: undefined };
+  } catch (error) {
+    if (!isTransportError(error)) throw error;
+    return { events, error };
+  }
+}
+
+function grammarVerdict(events: readonly MessageStreamEvent[]): {
+  violation: string | undefined;
+  end: string | undefined;
+} {
+  const grammar = createStreamGrammar();
+  for (const event of events) {
+    const validation = validateStreamEvent(event);
+    if (!validation.ok) return { violation: validation.message, end: undefined };
+    const violation = grammar.accept(event);
+    if (violation !== undefined) return { violation, end: undefined };
+  }
+  return { violation: undefined, end: grammar.end() };
+}
+
+async function sdkFinalMessage(events: readonly MessageStreamEvent[]): Promise<Record<string, unknown>> {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const event of events) controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`));
+      controller.close();
+    },
+  });
+  return (await MessageStream.fromReadableStream(body).finalMessage()) as unknown as Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (a) Adversarial event sequences
+
+const itemIds = fc.constantFrom(undefined, 'rs_1', 'msg_1', 'fc_1', 'fc_2', 'x');
+const adversarialItem = fc.record(
+  {
+    type: fc.constantFrom('message', 'reasoning', 'function_call', 'web_search_call', null, undefined),
+    id: itemIds,
+    call_id: fc.constantFrom(undefined, null, '', 'call_1', 'call_1', 'functions.read:0'),
+    name: fc.constantFrom(undefined, null, '', 'f', 'up_g'),
+    arguments: fc.oneof(
+      fc.constantFrom(undefined, '', '{', '{}', '{"a":1}', '[]', 'null', '"x"'),
+      fc.jsonValue({ maxDepth: 1 }),
+    ),
+    content: fc.oneof(
+      fc.constant(undefined),
+      fc.array(
+        fc.oneof(
+          fc.record({ type: fc.constant('output_text'), text: fc.string({ maxLength: 4 }) }),
+          fc.record({ type: fc.constant('refusal'), refusal: fc.string({ maxLength: 4 }) }),
+          fc.record({ type: fc.constant('reasoning_text'), text: fc.string({ maxLength: 4 }) }),
+        ),
+        { maxLength: 2 },
+      ),
+    ),
+    summary: fc.oneof(
+      fc.constant(undefined),
+      fc.array(fc.record({ type: fc.constant('summary_text'), text: fc.string({ maxLength: 4 }) }), {
+        maxLength: 2,
+      }),
+    ),
+    encrypted_content: fc.constantFrom(undefined, null, 'gAAAA'),
+  },
+  { requiredKeys: [] },
+);
+const usage = fc.record(
+  {
+    input_tokens: fc.integer({ min: -1, max: 500 }),
+    output_tokens: fc.integer({ min: 0, max: 500 }),
+    input_tokens_details: fc.record({ cached_tokens: fc.integer({ min: 0, max: 600 }) }),
+    output_tokens_details: fc.record({ reasoning_tokens: fc.integer({ min: 0, max: 600 }) }),
+  },
+  { requiredKeys: [] },
+);
+const terminalResponse = fc.record(
+  {
+    status: fc.constantFrom('completed', 'incomplete', 'failed', 'cancelled', 'in_progress', undefined),
+    output: fc.array(adversarialItem, { maxLength: 2 }),
+    usage,
+    incomplete_details: fc.record({ reason: fc.constantFrom('max_output_tokens', 'content_filter', 'x') }),
+    error: fc.record({
+      code: fc.constantFrom('server_error', 'insufficient_quota', 'x'),
+      message: fc.string(),
+    }),
+  },
+  { requiredKeys: [] },
+);
+const eventArbitrary: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        type: fc.constantFrom('response.output_item.added', 'response.output_item.done'),
+        output_index: fc.constantFrom(undefined, 0, 1, 2),
+        item: adversarialItem,
+      },
+      { requiredKeys: ['type', 'item'] },
+    ),
+  },
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        type: fc.constantFrom(
+          'response.output_text.delta',
+          'response.refusal.delta',
+          'response.reasoning_summary_text.delta',
+          'response.reasoning_text.delta',
+          'response.function_call_arguments.delta',
+          'response.function_call_arguments.done',
+          'response.content_part.added',
+          'response.something_new',
+        ),
+        item_id: itemIds,
+        output_index: fc.constantFrom(undefined, 0, 1),
+        summary_index: fc.constantFrom(undefined, 0, 1),
+        delta: fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom('{"a":', '1}', '{}', null)),
+        arguments: fc.constantFrom(undefined, '{}', '{"b":2}', '{'),
+      },
+      { requiredKeys: ['type'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      type: fc.constantFrom('response.completed', 'response.incomplete', 'response.failed'),
+      response: terminalResponse,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ type: fc.constant('error'), code: fc.string(), message: fc.string() }),
+  },
+  { weight: 1, arbitrary: fc.record({ type: fc.constant('response.created'), response: fc.constant({}) }) },
+);
+
+describe('law (a): any event sequence gives a valid Messages stream or a TransportError', () => {
+  it('holds for adversarial event sequences', () => {
+    fc.assert(
+      fc.property(
+        fc.array(eventArbitrary, { maxLength: 25 }),
+        fc.option(fc.integer({ min: 1, max: 400 }), { nil: undefined }),
+        (items, maxOutputTokens) => {
+          const { events, error } = run(items, maxOutputTokens);
+          const verdict = grammarVerdict(events);
+          expect(verdict.violation).toBeUndefined();
+          if (error !== undefined) {
+            expect(events.map((event) => event.type)).not.toContain('message_stop');
+            return;
+          }
+          expect(verdict.end).toBeUndefined();
+          expect(events.at(-1)).toEqual({ type: 'message_stop' });
+          const ids = events.flatMap((event) =>
+            event.type === 'content_block_start' && event.content_block.type === 'tool_use'
+              ? [(event.content_block as { id: string }).id]
+              : [],
+          );
+          expect(new Set(ids).size).toBe(ids.length);
+          for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+          // Tool input is sent whole and checked first: the strict accumulator always parses it.
+          expect(() => accumulateStream(events)).not.toThrow();
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  }, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------------
+// (b) and (c): events cut from a response object
+
+type ItemSpec =
+  | {
+      kind: 'reasoning';
+      id: string | undefined;
+      summary: string[];
+      content: string[];
+      encrypted: string | undefined;
+    }
+  | { kind: 'message'; id: string; parts: { refusal: boolean; text: string }[] }
+  | {
+      kind: 'function_call';
+      id: string;
+      callId: string | undefined;
+      name: string;
+      input: Record<string, unknown>;
+      pretty: boolean;
+    };
+
+interface AnswerSpec {
+  items: ItemSpec[];
+  status: 'completed' | 'incomplete';
+  incompleteReason: 'max_output_tokens' | 'content_filter';
+  usage: Record<string, unknown> | undefined;
+  /** OpenAI numbers events (`output_index`, `sequence_number`); llama.cpp sends only `item_id`. */
+  numbered: boolean;
+  /** Whether the server sends `response.output_item.added` / `.function_call_arguments.done` events. */
+  announces: boolean;
+}
+
+const jsonObject = fc
+  .dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
+  .map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>);
+
+function itemSpec(
+  callIds: fc.Arbitrary<string | undefined>,
+  names: fc.Arbitrary<string>,
+): fc.Arbitrary<ItemSpec> {
+  return fc.oneof(
+    fc.record({
+      kind: fc.constant('reasoning' as const),
+      id: fc.option(fc.stringMatching(/^rs_[a-z0-9]{1,6}$/), { nil: undefined }),
+      summary: fc.array(fc.string({ minLength: 1, maxLength: 12 }), { maxLength: 2 }),
+      content: fc.array(fc.string({ minLength: 1, maxLength: 12 }), { maxLength: 2 }),
+      encrypted: fc.option(fc.base64String({ minLength: 4, maxLength: 40 }), { nil: undefined }),
+    }),
+    fc.record({
+      kind: fc.constant('message' as const),
+      id: fc.stringMatching(/^msg_[a-z0-9]{1,6}$/),
+      parts: fc.array(
+        fc.record({
+          refusal: fc.oneof(
+            { weight: 5, arbitrary: fc.constant(false) },
+            { weight: 1, arbitrary: fc.constant(true) },
+          ),
+          text: fc.string({ maxLength: 20 }),
+        }),
+        { maxLength: 2 },
+      ),
+    }),
+    fc.record({
+      kind: fc.constant('function_call' as const),
+      id: fc.stringMatching(/^fc_[a-z0-9]{1,6}$/),
+      callId: callIds,
+      name: names,
+      input: jsonObject,
+      pretty: fc.boolean(),
+    }),
+  );
+}
+
+function answerSpec(items: fc.Arbitrary<ItemSpec[]>): fc.Arbitrary<AnswerSpec> {
+  return fc
+    .record({
+      items: items.map(uniqueItemIds),
+      status: fc.constantFrom('completed', 'incomplete'),
+      incompleteReason: fc.constantFrom('max_output_tokens', 'content_filter'),
+      usage: fc.option(
+        fc.record({
+          input_tokens: fc.nat(1000),
+          output_tokens: fc.nat(1000),
+          input_tokens_details: fc.record({ cached_tokens: fc.nat(1000) }),
+          output_tokens_details: fc.record({ reasoning_tokens: fc.nat(1000) }),
+        }),
+        { nil: undefined },
+      ),
+      numbered: fc.boolean(),
+      announces: fc.boolean(),
+    })
+    .map((spec) => (spec.numbered ? spec : { ...spec, items: spec.items.map(withItemId) }));
+}
+
+/** llama.cpp gives every item an id; only servers that number their events can leave one out. */
+function withItemId(item: ItemSpec, position: number): ItemSpec {
+  return item.kind === 'reasoning' && item.id === undefined ? { ...item, id: `rs_given_${position}` } : item;
+}
+
+/** Servers give each item its own id; the generated ones may repeat, so they are numbered apart. */
+function uniqueItemIds(items: ItemSpec[]): ItemSpec[] {
+  return items.map((item, position) =>
+    item.id === undefined ? item : { ...item, id: `${item.id}_${position}` },
+  );
+}
+
+function argumentsOf(item: Extract<ItemSpec, { kind: 'function_call' }>): string {
+  return item.pretty ? JSON.stringify(item.input, null, 2) : JSON.stringify(item.input);
+}
+
+function outputItemOf(item: ItemSpec): ResponsesOutputItem {
+  switch (item.kind) {
+    case 'reasoning':
+      return {
+        type: 'reasoning',
+        ...(item.id === undefined ? {} : { id: item.id }),
+        summary: item.summary.map((text) => ({ type: 'summary_text', text })),
+        ...(item.content.length > 0
+          ? { content: item.content.map((text) => ({ type: 'reasoning_text', text })) }
+          : {}),
+        ...(item.encrypted === undefined ? {} : { encrypted_content: item.encrypted }),
+      };
+    case 'message':
+      return {
+        type: 'message',
+        id: item.id,
+        role: 'assistant',
+        status: 'completed',
+        content: item.parts.map((part) =>
+          part.refusal
+            ? { type: 'refusal', refusal: part.text }
+            : { type: 'output_text', text: part.text, annotations: [] },
+        ),
+      };
+    case 'function_call':
+      return {
+        type: 'function_call',
+        id: item.id,
+        ...(item.callId === undefined ? {} : { call_id: item.callId }),
+        name: item.name,
+        arguments: argumentsOf(item),
+        status: 'completed',
+      };
+  }
+}
+
+function responseOf(spec: AnswerSpec): ResponsesResponse {
+  return {
+    object: 'response',
+    status: spec.status,
+    ...(spec.status === 'incomplete' ? { incomplete_details: { reason: spec.incompleteReason } } : {}),
+    output: spec.items.map(outputItemOf),
+    ...(spec.usage === undefined ? {} : { usage: spec.usage }),
+  };
+}
+
+function cut(text: string, random: fc.GeneratorValue): string[] {
+  if (text === '') return [];
+  const points = random(() =>
+    fc.array(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 4 }),
+  );
+  const sorted = [...new Set(points.filter((point) => point < text.length))].sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let start = 0;
+  for (const point of sorted) {
+    pieces.push(text.slice(start, point));
+    start = point;
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+}
+
+/** The events a server could have streamed for this answer, deltas cut at random. */
+function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamEvent[] {
+  const response = responseOf(spec);
+  const events: ResponsesStreamEvent[] = [];
+  const add = (event: ResponsesStreamEvent, outputIndex?: number): void => {
+    const numbered = spec.numbered
+      ? {
+          sequence_number: events.length,
+          ...(outputIndex === undefined ? {} : { output_index: outputIndex }),
+        }
+      : {};
+    events.push({ ...event, ...numbered });
+  };
+  add({ type: 'response.created', response: { status: 'in_progress', output: [] } });
+  spec.items.forEach((item, outputIndex) => {
+    const full = outputItemOf(item);
+    const itemId = full.id ?? undefined;
+    const idField = itemId === undefined ? {} : { item_id: itemId };
+    if (spec.announces) {
+      const announced: ResponsesOutputItem =
+        item.kind === 'function_call'
+          ? { ...full, arguments: '', status: 'in_progress' }
+          : item.kind === 'message'
+            ? { ...full, content: [], status: 'in_progress' }
+            : { ...full, summary: [], content: [] };
+      add({ type: 'response.output_item.added', item: announced }, outputIndex);
+    }
+    switch (item.kind) {
+      case 'reasoning':
+        item.summary.forEach((text, summaryIndex) => {
+          for (const piece of cut(text, random))
+            add(
+              {
+                type: 'response.reasoning_summary_text.delta',
+                ...idField,
+                summary_index: summaryIndex,
+                delta: piece,
+              },
+              outputIndex,
+            );
+        });
+        if (item.summary.length === 0) {
+          item.content.forEach((text, contentIndex) => {
+            for (const piece of cut(text, random))
+              add(
+                {
+                  type: 'response.reasoning_text.delta',
+                  ...idField,
+                  content_index: contentIndex,
+                  delta: piece,
+                },
+                outputIndex,
+              );
+          });
+        }
+        break;
+      case 'message':
+        item.parts.forEach((part, contentIndex) => {
+          for (const piece of cut(part.text, random))
+            add(
+              {
+                type: part.refusal ? 'response.refusal.delta' : 'response.output_text.delta',
+                ...idField,
+                content_index: contentIndex,
+                delta: piece,
+              },
+              outputIndex,
+            );
+        });
+        break;
+      case 'function_call':
+        for (const piece of cut(argumentsOf(item), random))
+          add({ type: 'response.function_call_arguments.delta', ...idField, delta: piece }, outputIndex);
+        if (spec.announces)
+          add(
+            { type: 'response.function_call_arguments.done', ...idField, arguments: argumentsOf(item) },
+            outputIndex,
+          );
+        break;
+    }
+    add({ type: 'response.output_item.done', item: full }, outputIndex);
+  });
+  add({ type: spec.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
+  return events;
+}
+
+const callIds = fc.oneof(
+  fc.constantFrom('call_1', 'call_2', 'dup', 'dup', undefined, 'functions.read:0', 'tpx_e'),
+  fc.stringMatching(/^call_[A-Za-z0-9]{1,12}$/),
+);
+const names = fc.oneof(
+  fc.constantFrom('read', 'up_write', 'get_weather'),
+  fc.stringMatching(/^[a-z_]{1,10}$/),
+);
+
+describe('law (b): streaming and non-streaming translations agree', () => {
+  it('accumulates the translated stream into exactly the translated response, also in the official SDK', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        answerSpec(fc.array(itemSpec(callIds, names), { maxLength: 5 })),
+        fc.gen(),
+        async (spec, random) => {
+          const expected = translateResponsesResponse(responseOf(spec), context());
+          const { events, error } = run(eventsOf(spec, random));
+          expect(error).toBeUndefined();
+          expect(grammarVerdict(events)).toEqual({ violation: undefined, end: undefined });
+          expect(accumulateStream(events)).toEqual(expected);
+
+          const sdk = await sdkFinalMessage(events);
+          expect({ content: sdk['content'], stop_reason: sdk['stop_reason'], usage: sdk['usage'] }).toEqual({
+            content: expected.content,
+            stop_reason: expected.stop_reason,
+            usage: expected.usage,
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  }, 60_000);
+
+  it('translates a stream that sends only the terminal event as the whole response', () => {
+    fc.assert(
+      fc.property(answerSpec(fc.array(itemSpec(callIds, names), { maxLength: 4 })), (spec) => {
+        const expected = translateResponsesResponse(responseOf(spec), context());
+        const terminal: ResponsesStreamEvent = {
+          type: spec.status === 'completed' ? 'response.completed' : 'response.incomplete',
+          response: responseOf(spec),
+        };
+        const { events, error } = run([terminal]);
+        expect(error).toBeUndefined();
+        expect(accumulateStream(events)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('law (c): tool ids and reasoning survive streaming exactly', () => {
+  it('gives the codec ids of the call ids in order, and signatures that restore each reasoning item', () => {
+    const anyCallId = fc.oneof(
+      fc.string({ maxLength: 12 }).map((id) => (id === '' ? undefined : id)),
+      fc.constantFrom(undefined, 'dup', 'dup'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(
+        answerSpec(fc.array(itemSpec(anyCallId, names), { minLength: 1, maxLength: 6 })),
+        fc.gen(),
+        (spec, random) => {
+          const completed: AnswerSpec = { ...spec, status: 'completed' };
+          const { events, error } = run(eventsOf(completed, random));
+          expect(error).toBeUndefined();
+          const message = accumulateStream(events);
+          const calls = completed.items.filter((item) => item.kind === 'function_call');
+          let counter = 1; // gen1 is the message id
+          const expectedIds = encodeToolIds(
+            calls.map((call) => call.callId),
+            () => `gen${++counter}`,
+          );
+          const toolBlocks = message.content.filter((block) => block.type === 'tool_use') as {
+            id: string;
+            input: unknown;
+          }[];
+          expect(toolBlocks.map((block) => block.id)).toEqual(expectedIds);
+          toolBlocks.forEach((block, position) => {
+            const call = calls[position]!;
+            if (call.callId !== undefined) expect(decodeToolId(block.id)).toBe(call.callId);
+            expect(block.input).toEqual(call.input);
+          });
+
+          const reasoning = completed.items.filter(
+            (item): item is Extract<ItemSpec, { kind: 'reasoning' }> =>
+              item.kind === 'reasoning' && (item.id !== undefined || item.encrypted !== undefined),
+          );
+          const signatures = message.content
+            .filter((block) => block.type === 'thinking')
+            .map((block) => (block as { signature: string }).signature)
+            .filter((signature) => signature !== '');
+          expect(signatures.map((signature) => decodeReasoningSignature(signature))).toEqual(
+            reasoning.map((item) => ({
+              id: item.id,
+              encryptedContent: item.encrypted,
+              source: item.summary.length === 0 && item.content.length > 0 ? 'content' : 'summary',
+            })),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  }, 60_000);
+});

@@ -1,0 +1,468 @@
+/**
+ * Translates a Responses API stream (parsed events) into Messages stream events: an explicit, I/O-free
+ * state machine, `ResponsesStreamTranslator`, with the same laws as the Chat Completions translator —
+ * accumulating the stream gives the message `translateResponsesResponse` gives for the same answer,
+ * every block started is stopped, nothing follows `message_stop`.
+ *
+ * How the Responses events become Messages events:
+ *
+ * - `response.output_text.delta` and `response.refusal.delta` stream live into a `text` block for their
+ *   message item; `response.reasoning_summary_text.delta` and `response.reasoning_text.delta` into a
+ *   `thinking` block for their reasoning item (summary parts separated by a blank line). Another item's
+ *   text closes the open block first: a Messages stream has one open block at a time.
+ * - `response.output_item.done` of a reasoning item adds its signature (`signature_delta`: the item's id
+ *   and encrypted content, `reasoning-signature-codec.ts`) and closes its block; a reasoning item with no
+ *   text but something to restore still gets a (blank) thinking block to carry its signature.
+ * - A function call is collected from `response.output_item.added`, `response.function_call_arguments.delta`
+ *   and `.done`, and sent whole at its `response.output_item.done` (`content_block_start`, one
+ *   `input_json_delta`, `content_block_stop`), once its arguments are known to form a JSON object. A call
+ *   whose arguments do not waits for the end: when the output limit cut the response it is left out,
+ *   otherwise the stream fails with `MODEL_EPROTO`. The caller never receives tool input it cannot parse.
+ * - `response.completed` / `response.incomplete` end the message (`message_delta` with the stop reason and
+ *   usage, `message_stop`); `response.failed` and `error` fail the stream with the upstream's error. Items
+ *   the terminal response holds that the stream never finished (a server that sends only `.done`, or only
+ *   the terminal event) are translated from it, so nothing the response says is lost.
+ * - Other event types (`response.created`, `…part.added`, `…text.done`, types added later) carry nothing
+ *   the caller needs and are skipped.
+ *
+ * Items are keyed by `item_id`, else by `output_index`: llama.cpp's events carry no `output_index`, and
+ * OpenAI's carry both.
+ *
+ * @module
+ */
+import type { MessageDeltaUsage, MessageStreamEvent } from '../protocol/messages.js';
+import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
+import { mapResponsesError } from './map-responses-error.js';
+import { mapResponsesUsage } from './map-responses-usage.js';
+import { encodeToolId } from './tool-id-codec.js';
+import { isObject, messageIdFor, optionalString, protocolError } from './translate-response.js';
+import {
+  REASONING_PART_SEPARATOR,
+  checkTerminalStatus,
+  readFunctionCall,
+  readMessageItem,
+  readReasoningItem,
+  reasoningSignatureFor,
+  responsesStopReason,
+  wasCut,
+  type ResponsesContext,
+} from './translate-responses-response.js';
+
+/** What the stream translator needs: the Responses context, plus an optional input-token estimate. */
+export type ResponsesStreamContext = ResponsesContext & {
+  /** Sent as `message_start.usage.input_tokens` (the real count only arrives at the end). @default 0 */
+  inputTokensEstimate?: number | undefined;
+};
+
+type Phase = 'created' | 'started' | 'finished';
+
+/** One output item of the upstream response, from its first event to its `.done`. */
+interface ItemState {
+  key: string;
+  type: string | undefined;
+  /** Text or thinking streamed for the item so far, in pieces (joined only when needed). */
+  streamed: string[];
+  /** `reasoning`: where its streamed text comes from, once known. */
+  source: 'summary' | 'content' | undefined;
+  /** `reasoning`: the summary or content part the last delta belonged to. */
+  partIndex: number | undefined;
+  isDone: boolean;
+  /** `function_call` */
+  callId: string | undefined;
+  name: string | undefined;
+  fragments: string[];
+  /** The whole arguments, from `.function_call_arguments.done` or the item's `.done`. */
+  finalArguments: unknown;
+  /** Position among the function calls, for error messages. */
+  position: number;
+  /** `function_call`: its arguments do not parse yet; decided at the end. */
+  isHeld: boolean;
+}
+
+type OpenBlock = { kind: 'text' | 'thinking'; index: number; key: string };
+
+/**
+ * The Responses stream translation state machine. Feed it `start()`, then `push(event)` for each parsed
+ * event until `isFinished`, then — when the upstream stream ended without a terminal event — `end()`,
+ * which fails. Each returns the Messages events to send, in order.
+ */
+export class ResponsesStreamTranslator {
+  readonly #context: ResponsesStreamContext;
+  readonly #messageId: string;
+  #phase: Phase = 'created';
+  #open: OpenBlock | undefined;
+  #nextBlockIndex = 0;
+  readonly #items = new Map<string, ItemState>();
+  readonly #order: ItemState[] = [];
+  #callCount = 0;
+  #sawRefusal = false;
+  #sawToolUse = false;
+  readonly #idOccurrences = new Map<string, number>();
+
+  constructor(context: ResponsesStreamContext) {
+    this.#context = context;
+    // message_start goes out before any event: the upstream id is not known yet, so always generate.
+    this.#messageId = messageIdFor(undefined, context.generateId);
+  }
+
+  /** Whether a terminal event arrived: nothing more is to be read. */
+  get isFinished(): boolean {
+    return this.#phase === 'finished';
+  }
+
+  /** Events to emit before any upstream event (`message_start`). Later calls return `[]`. */
+  start(): MessageStreamEvent[] {
+    if (this.#phase !== 'created') return [];
+    this.#phase = 'started';
+    return [
+      {
+        type: 'message_start',
+        message: {
+          id: this.#messageId,
+          type: 'message',
+          role: 'assistant',
+          model: this.#context.requestModel,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: {
+            input_tokens: this.#context.inputTokensEstimate ?? 0,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
+            output_tokens: 0,
+          },
+        },
+      },
+    ];
+  }
+
+  /**
+   * Translates one parsed event.
+   *
+   * @throws TransportError for `response.failed` and `error` events (the upstream's error, mapped);
+   *   `MODEL_EPROTO` for an event after the end, or a tool call that cannot be used.
+   */
+  push(event: ResponsesStreamEvent): MessageStreamEvent[] {
+    if (this.#phase === 'finished') throw protocolError('an event arrived after the end of the stream');
+    const events = this.start();
+    if (!isObject(event)) throw protocolError('a stream event is not a JSON object');
+    switch (event.type) {
+      case 'response.output_item.added': {
+        if (isObject(event.item)) this.#noteItem(this.#itemFor(event, event.item), event.item);
+        break;
+      }
+      case 'response.output_text.delta':
+        this.#appendText(this.#itemFor(event), deltaText(event), events);
+        break;
+      case 'response.refusal.delta':
+        this.#sawRefusal = true;
+        this.#appendText(this.#itemFor(event), deltaText(event), events);
+        break;
+      case 'response.reasoning_summary_text.delta':
+        this.#appendThinking(this.#itemFor(event), deltaText(event), 'summary', event.summary_index, events);
+        break;
+      case 'response.reasoning_text.delta':
+        this.#appendThinking(this.#itemFor(event), deltaText(event), 'content', event.content_index, events);
+        break;
+      case 'response.function_call_arguments.delta': {
+        const item = this.#itemFor(event);
+        item.type ??= 'function_call';
+        const text = deltaText(event);
+        if (text !== '') item.fragments.push(text);
+        break;
+      }
+      case 'response.function_call_arguments.done': {
+        const item = this.#itemFor(event);
+        if (typeof event['arguments'] === 'string') item.finalArguments = event['arguments'];
+        break;
+      }
+      case 'response.output_item.done': {
+        if (!isObject(event.item)) throw protocolError('a response.output_item.done event has no item');
+        this.#finishItem(this.#itemFor(event, event.item), event.item, events);
+        break;
+      }
+      case 'response.completed':
+      case 'response.incomplete':
+      case 'response.failed': {
+        const response = isObject(event.response) ? event.response : {};
+        const status = optionalString(response.status) ?? event.type.slice('response.'.length);
+        this.#finish({ ...response, status }, events);
+        break;
+      }
+      case 'error':
+        throw mapResponsesError(event);
+      default:
+        // response.created, response.in_progress, …part.added/done, …text.done, and types added later.
+        break;
+    }
+    return events;
+  }
+
+  /**
+   * The upstream stream ended. After a terminal event there is nothing to add; without one the model did
+   * not finish, and that is an error, not a normal end.
+   *
+   * @throws TransportError `MODEL_EPROTO` when no terminal event arrived.
+   */
+  end(): MessageStreamEvent[] {
+    if (this.#phase === 'finished') return [];
+    throw protocolError(
+      'stream ended before the model finished (no response.completed, response.incomplete or response.failed event)',
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------------
+
+  /** The state of the event's item (by `item_id`, else `output_index`), created on first sight. */
+  #itemFor(event: ResponsesStreamEvent, item?: ResponsesOutputItem): ItemState {
+    const id = optionalString(event.item_id) ?? optionalString(item?.id);
+    let key: string;
+    if (id !== undefined) key = id;
+    else if (typeof event.output_index === 'number') key = `#${event.output_index}`;
+    else {
+      // Neither id nor index: a new item when the event announces one, else the latest item.
+      const latest = this.#order.at(-1);
+      if (item === undefined && latest !== undefined) return latest;
+      key = `#${this.#order.length}`;
+    }
+    let state = this.#items.get(key);
+    if (state === undefined) {
+      state = {
+        key,
+        type: undefined,
+        streamed: [],
+        source: undefined,
+        partIndex: undefined,
+        isDone: false,
+        callId: undefined,
+        name: undefined,
+        fragments: [],
+        finalArguments: undefined,
+        position: -1,
+        isHeld: false,
+      };
+      this.#items.set(key, state);
+      this.#order.push(state);
+    }
+    return state;
+  }
+
+  /** Takes what an item announces (type, call id, name, arguments sent whole) without overwriting. */
+  #noteItem(state: ItemState, item: ResponsesOutputItem): void {
+    state.type ??= optionalString(item.type);
+    if (state.type === 'function_call') {
+      state.callId ??= optionalString(item.call_id);
+      state.name ??= optionalString(item.name);
+      if (state.position < 0) state.position = this.#callCount++;
+      if (state.fragments.length === 0 && typeof item.arguments === 'string' && item.arguments !== '') {
+        state.fragments.push(item.arguments);
+      }
+    }
+  }
+
+  #appendText(state: ItemState, text: string, events: MessageStreamEvent[]): void {
+    state.type ??= 'message';
+    if (text === '') return;
+    const index = this.#ensureBlock('text', state.key, events);
+    state.streamed.push(text);
+    events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+  }
+
+  #appendThinking(
+    state: ItemState,
+    text: string,
+    source: 'summary' | 'content',
+    partIndex: number | null | undefined,
+    events: MessageStreamEvent[],
+  ): void {
+    state.type ??= 'reasoning';
+    // One kind of text per reasoning item, as `readReasoningItem` takes one: the first kind that arrives.
+    if (text === '' || (state.source !== undefined && state.source !== source)) return;
+    state.source = source;
+    const part = typeof partIndex === 'number' ? partIndex : 0;
+    const isNewPart = state.partIndex !== undefined && part !== state.partIndex && state.streamed.length > 0;
+    state.partIndex = part;
+    this.#emitThinking(state, isNewPart ? `${REASONING_PART_SEPARATOR}${text}` : text, events);
+  }
+
+  #emitThinking(state: ItemState, text: string, events: MessageStreamEvent[]): void {
+    const index = this.#ensureBlock('thinking', state.key, events);
+    state.streamed.push(text);
+    events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: text } });
+  }
+
+  /** The index of the open block for this item and kind, opening one (closing the current one) if needed. */
+  #ensureBlock(kind: 'text' | 'thinking', key: string, events: MessageStreamEvent[]): number {
+    if (this.#open?.kind === kind && this.#open.key === key) return this.#open.index;
+    this.#closeOpenBlock(events);
+    const index = this.#nextBlockIndex++;
+    events.push({
+      type: 'content_block_start',
+      index,
+      content_block:
+        kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' },
+    });
+    this.#open = { kind, index, key };
+    return index;
+  }
+
+  #closeOpenBlock(events: MessageStreamEvent[]): void {
+    if (this.#open === undefined) return;
+    events.push({ type: 'content_block_stop', index: this.#open.index });
+    this.#open = undefined;
+  }
+
+  /** An item is complete: add what its final form holds beyond what was streamed, then close or send it. */
+  #finishItem(state: ItemState, item: ResponsesOutputItem, events: MessageStreamEvent[]): void {
+    if (state.isDone) return;
+    this.#noteItem(state, item);
+    state.isDone = true;
+    switch (state.type) {
+      case 'message': {
+        const message = readMessageItem(item);
+        if (message.sawRefusal) this.#sawRefusal = true;
+        const rest = remainder(state.streamed.join(''), message.text);
+        if (rest !== '') this.#appendText(state, rest, events);
+        if (this.#open?.key === state.key) this.#closeOpenBlock(events);
+        return;
+      }
+      case 'reasoning': {
+        const reasoning = readReasoningItem(item);
+        if (state.source === undefined || state.source === reasoning.source) {
+          const rest = remainder(state.streamed.join(''), reasoning.text);
+          if (rest !== '') {
+            state.source = reasoning.source;
+            this.#emitThinking(state, rest, events);
+          }
+        }
+        const signature = reasoningSignatureFor(item, state.source ?? reasoning.source);
+        if (signature !== '') {
+          const index = this.#ensureBlock('thinking', state.key, events);
+          events.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature } });
+        }
+        if (this.#open?.key === state.key) this.#closeOpenBlock(events);
+        return;
+      }
+      case 'function_call': {
+        if (item.arguments !== undefined && item.arguments !== null) state.finalArguments = item.arguments;
+        this.#resolveCall(state, false, events);
+        return;
+      }
+      case undefined:
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Sends a complete call whose arguments form a JSON object; holds one whose arguments do not. At the end
+   * (`isFinal`), a held call is dropped when the response was cut, and fails the stream otherwise.
+   */
+  #resolveCall(state: ItemState, isFinal: boolean, events: MessageStreamEvent[], isCut = false): void {
+    const argumentsValue = state.finalArguments ?? state.fragments.join('');
+    const pseudoItem: ResponsesOutputItem = {
+      ...(state.name === undefined ? {} : { name: state.name }),
+      ...(state.callId === undefined ? {} : { call_id: state.callId }),
+    };
+    let input: Record<string, unknown> | undefined;
+    try {
+      input = readFunctionCall(pseudoItem, argumentsValue, state.position, isFinal && isCut);
+    } catch (error) {
+      if (!isFinal) {
+        state.isHeld = true;
+        return;
+      }
+      throw error;
+    }
+    state.isHeld = false;
+    if (input === undefined) return;
+    this.#closeOpenBlock(events);
+    this.#sawToolUse = true;
+    const index = this.#nextBlockIndex++;
+    events.push({
+      type: 'content_block_start',
+      index,
+      content_block: {
+        type: 'tool_use',
+        id: this.#encodeId(state.callId),
+        name: this.#context.toolNames.fromUpstream(state.name!),
+        input: {},
+      },
+    });
+    const json = typeof argumentsValue === 'string' ? argumentsValue : JSON.stringify(input);
+    if (/\S/.test(json)) {
+      events.push({
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: json },
+      });
+    }
+    events.push({ type: 'content_block_stop', index });
+  }
+
+  /** The codec's id for the next tool block, counting repeats of a provider id in block order. */
+  #encodeId(providerId: string | undefined): string {
+    if (providerId === undefined) return encodeToolId(undefined, 1, this.#context.generateId);
+    const occurrence = (this.#idOccurrences.get(providerId) ?? 0) + 1;
+    this.#idOccurrences.set(providerId, occurrence);
+    return encodeToolId(providerId, occurrence, this.#context.generateId);
+  }
+
+  #finish(response: ResponsesResponse, events: MessageStreamEvent[]): void {
+    checkTerminalStatus(response);
+    const isCut = wasCut(response, this.#context.maxOutputTokens);
+
+    // Items the stream left unfinished, or never showed, are completed from the terminal response.
+    const output = Array.isArray(response.output) ? response.output : [];
+    output.forEach((item, outputIndex) => {
+      if (!isObject(item)) return;
+      const state = this.#itemFor({ type: 'response.output_item.done', output_index: outputIndex }, item);
+      if (!state.isDone) this.#finishItem(state, item, events);
+    });
+    for (const state of this.#order) {
+      if (state.type === 'function_call' && !state.isDone) {
+        state.isDone = true;
+        this.#resolveCall(state, false, events);
+      }
+    }
+    for (const state of this.#order) {
+      if (state.isHeld) this.#resolveCall(state, true, events, isCut);
+    }
+    this.#phase = 'finished';
+    this.#closeOpenBlock(events);
+
+    const usage = mapResponsesUsage(isObject(response.usage) ? response.usage : undefined);
+    const deltaUsage: MessageDeltaUsage = {
+      output_tokens: usage.output_tokens,
+      input_tokens: usage.input_tokens,
+      cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
+      cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
+    };
+    events.push(
+      {
+        type: 'message_delta',
+        delta: {
+          stop_reason: responsesStopReason(
+            response,
+            this.#context.maxOutputTokens,
+            this.#sawRefusal,
+            this.#sawToolUse,
+          ),
+          stop_sequence: null,
+        },
+        usage: deltaUsage,
+      },
+      { type: 'message_stop' },
+    );
+  }
+}
+
+/** A delta's text: strings as they are; anything else carries no text. */
+function deltaText(event: ResponsesStreamEvent): string {
+  return typeof event.delta === 'string' ? event.delta : '';
+}
+
+/** What `full` adds to what was streamed, when the streamed text is its beginning; else nothing. */
+function remainder(streamed: string, full: string): string {
+  return full.length > streamed.length && full.startsWith(streamed) ? full.slice(streamed.length) : '';
+}
