@@ -248,10 +248,16 @@ export interface MessageDeltaUsage {
   [key: string]: unknown;
 }
 
+/** What context editing did to the prompt (`context_management` of a message or `message_delta`). */
+export interface ContextManagementResponse {
+  applied_edits: { type: string; [key: string]: unknown }[];
+}
+
 export interface MessageDeltaEvent {
   type: 'message_delta';
   delta: { stop_reason: StopReason | null; stop_sequence: string | null; [key: string]: unknown };
   usage: MessageDeltaUsage;
+  context_management?: ContextManagementResponse | null;
 }
 
 export interface MessageStopEvent {

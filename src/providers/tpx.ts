@@ -28,7 +28,12 @@ import {
   type DialectProfile,
   type EndpointOptions,
 } from '../translate/dialects.js';
-import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import {
+  applyContextEdits,
+  needsTokenCounter,
+  type ContextEditOutcome,
+} from '../translate/apply-context-edits.js';
+import { loadTokenCounter, type CountTextTokens } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
@@ -44,7 +49,7 @@ import {
   type HttpResponse,
 } from './http-exchange.js';
 import { noteUpstreamModel } from './attempt-notes.js';
-import { estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { MAX_RUN_CHARS, SLICE_CHARS, estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { isEventStream, isJson } from './media-type.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { messageAsEvents } from './message-as-events.js';
@@ -207,8 +212,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
   return {
     name: 'tpx',
 
-    async send(request, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
-      if (wire === 'responses') return sendOverResponses(request, config, context, poster(context, report));
+    async send(original, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+      const edits = await applyEdits(original);
+      const { request } = edits;
+      if (wire === 'responses') {
+        return withAppliedEdits(
+          await sendOverResponses(request, config, context, poster(context, report)),
+          edits,
+        );
+      }
       const { translated, body, headers, url } = prepare(request, false);
       noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
@@ -218,23 +230,27 @@ export function createTpxProvider(config: TpxConfig): Provider {
         report,
       );
       if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
-      return readJsonAnswer(response, context, request, translated.toolNames);
+      return withAppliedEdits(await readJsonAnswer(response, context, request, translated.toolNames), edits);
     },
 
     async *stream(
-      request,
+      original,
       _options: ExchangeOptions,
       context,
       report: ReportResponse,
     ): AsyncGenerator<MessageStreamEvent[]> {
+      const edits = await applyEdits(original);
+      const { request } = edits;
       if (wire === 'responses') {
-        yield* streamOverResponses(
+        for await (const batch of streamOverResponses(
           request,
           config,
           context,
           poster(context, report),
           estimateStreamInputTokens,
-        );
+        )) {
+          yield reportEdits(batch, edits);
+        }
         return;
       }
       const { translated, body, headers, url } = prepare(request, true);
@@ -255,7 +271,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (!isEventStream(contentType)) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
         if (isJson(contentType)) {
-          yield [...messageAsEvents(await readJsonAnswer(response, context, request, translated.toolNames))];
+          const message = await readJsonAnswer(response, context, request, translated.toolNames);
+          yield reportEdits([...messageAsEvents(message)], edits);
           return;
         }
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
@@ -309,15 +326,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
           if (finished) append(batch, translator.finish(true));
         } catch (error) {
           // What the chunk produced before the failure is delivered first, as an unbatched stream would.
-          if (batch.length > 0) yield batch;
+          if (batch.length > 0) yield reportEdits(batch, edits);
           throw error;
         }
-        if (batch.length > 0) yield batch;
+        if (batch.length > 0) yield reportEdits(batch, edits);
         if (finished) return;
       }
       const last: MessageStreamEvent[] = [];
       append(last, translator.finish(false));
-      if (last.length > 0) yield last;
+      if (last.length > 0) yield reportEdits(last, edits);
     },
 
     async countTokens(request): Promise<TokenCount> {
@@ -369,6 +386,48 @@ export function createTpxProvider(config: TpxConfig): Provider {
       });
     },
   };
+}
+
+/**
+ * Applies the request's context edits (`apply-context-edits.ts`) before translation. Only tool-use
+ * clearing needs tokens counted: the request's own count goes through the sliced estimate (the loop is
+ * given back while counting), and the cleared content, a part of it, is counted in the same slices with
+ * long runs broken, so its cost stays linear.
+ */
+async function applyEdits(request: MessagesRequest): Promise<ContextEditOutcome> {
+  if (!needsTokenCounter(request)) return applyContextEdits(request, () => 0);
+  const countText = await loadTokenCounter();
+  const inputTokens = await estimateInputTokensInSlices(request, countText);
+  return applyContextEdits(request, countLinearly(countText), { inputTokens });
+}
+
+/** A counter whose cost stays linear on hostile text: slices, and runs without spaces broken. */
+function countLinearly(countText: CountTextTokens): CountTextTokens {
+  const longRun = new RegExp(`(\\S{${MAX_RUN_CHARS}})(?=\\S)`, 'g');
+  return (text) => {
+    let tokens = 0;
+    for (let start = 0; start < text.length; start += SLICE_CHARS) {
+      tokens += countText(text.slice(start, start + SLICE_CHARS).replace(longRun, '$1 '));
+    }
+    return tokens;
+  };
+}
+
+/** Reports the applied context edits on the message, as Anthropic does. */
+function withAppliedEdits(message: Message, edits: ContextEditOutcome): Message {
+  if (edits.appliedEdits === undefined) return message;
+  return { ...message, context_management: { applied_edits: edits.appliedEdits } };
+}
+
+/** Reports the applied context edits on `message_delta`, where Anthropic's streams carry them. */
+function reportEdits(events: MessageStreamEvent[], edits: ContextEditOutcome): MessageStreamEvent[] {
+  const appliedEdits = edits.appliedEdits;
+  if (appliedEdits === undefined) return events;
+  return events.map((event) =>
+    event.type === 'message_delta'
+      ? { ...event, context_management: { applied_edits: appliedEdits } }
+      : event,
+  );
 }
 
 /**

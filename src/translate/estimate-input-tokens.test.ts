@@ -60,11 +60,11 @@ describe('estimateInputTokens', () => {
   it('counts thinking as text, redacted thinking as a quarter of its data, unknown blocks as their JSON', () => {
     const content = [
       { type: 'thinking', thinking: 'abcdefgh', signature: 's' },
-      { type: 'redacted_thinking', data: 'x'.repeat(10) },
+      { type: 'redacted_thinking', data: 'x'.repeat(20) },
       { type: 'mystery', v: 1 },
     ];
-    // thinking 8 + '{"type":"mystery","v":1}' 24 = 32 → 40; redacted ceil(10 / 4) = 3; one message 8
-    expect(estimateInputTokens({ messages: [{ role: 'assistant', content }] }, byLength)).toBe(51);
+    // thinking 8 + '{"type":"mystery","v":1}' 24 = 32 → 40; redacted ceil(20 / 4) = 5; one message 8
+    expect(estimateInputTokens({ messages: [{ role: 'assistant', content }] }, byLength)).toBe(53);
   });
 
   it('counts a base64 document by its decoded size, a text document as text, a URL document as an image', () => {
@@ -76,6 +76,25 @@ describe('estimateInputTokens', () => {
     ];
     // 64 base64 characters = 48 bytes → 3; text 8 → 10; the URL 1,600; one message 8
     expect(estimateInputTokens({ messages: [{ role: 'user', content: documents }] }, byLength)).toBe(1621);
+  });
+
+  it('skips fields of the wrong type, counting only the per-message allowance for them', () => {
+    const content = [
+      null,
+      5,
+      [],
+      { type: 'text', text: 5 },
+      { type: 'thinking', thinking: null },
+      { type: 'redacted_thinking', data: 7 },
+      { type: 'tool_use', name: 9, input: { a: 1 } },
+      { type: 'document', source: 'x' },
+      { type: 'document', source: { type: 'text', data: 3 } },
+      { type: 'document', source: { type: 'base64', data: null } },
+    ];
+    const request = { messages: [null, 'text', [], { role: 'user', content }], tools: [] };
+    // Four messages (4 × 8) and the tool input '{"a":1}' (ceil(7 × 1.25) = 9); an empty tools list
+    // adds no preamble.
+    expect(estimateInputTokens(request, byLength)).toBe(41);
   });
 
   it('tolerates shapes it cannot read', () => {

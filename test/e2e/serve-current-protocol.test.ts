@@ -217,3 +217,116 @@ describe('documents and search results', () => {
     expect(proxy.mock.requests).toHaveLength(0);
   });
 });
+
+describe('context editing done locally', () => {
+  /** Four tool rounds with big results, then a question. */
+  function conversation(): Anthropic.MessageParam[] {
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Read the logs' }];
+    for (let index = 0; index < 4; index++) {
+      messages.push(
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: `toolu_${index}`, name: 'read_log', input: { part: index } }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: `toolu_${index}`, content: `log line ${index} `.repeat(200) },
+          ],
+        },
+      );
+    }
+    messages.push({ role: 'assistant', content: 'Read them all.' }, { role: 'user', content: 'Summarise' });
+    return messages;
+  }
+  const TOOLS = [{ name: 'read_log', input_schema: { type: 'object' as const, properties: {} } }];
+  const CONTEXT_MANAGEMENT = {
+    edits: [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'input_tokens', value: 1_000 },
+        keep: { type: 'tool_uses', value: 1 },
+      },
+    ],
+  };
+
+  function toolMessages(index = 0): string[] {
+    const messages = upstreamBody(index)['messages'] as { role: string; content: string }[];
+    return messages.filter((message) => message.role === 'tool').map((message) => message.content);
+  }
+
+  it('clears old tool results before sending and reports the edit on the message', async () => {
+    proxy = await startTpxProxy({ mock: { script: { replies: [{ text: 'Summary.' }] } } });
+    const message = await clientFor(proxy.server).beta.messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      tools: TOOLS,
+      messages: conversation(),
+      context_management: CONTEXT_MANAGEMENT,
+      betas: ['context-management-2025-06-27'],
+    } as Anthropic.Beta.MessageCreateParamsNonStreaming);
+    const sent = toolMessages();
+    expect(sent.slice(0, 3)).toEqual([
+      '[This tool result was cleared to save context.]',
+      '[This tool result was cleared to save context.]',
+      '[This tool result was cleared to save context.]',
+    ]);
+    expect(sent[3]).toContain('log line 3');
+    const applied = (message as unknown as { context_management: { applied_edits: unknown[] } })
+      .context_management.applied_edits;
+    expect(applied).toEqual([
+      {
+        type: 'clear_tool_uses_20250919',
+        cleared_tool_uses: 3,
+        cleared_input_tokens: expect.any(Number) as unknown,
+      },
+    ]);
+    expect((applied[0] as { cleared_input_tokens: number }).cleared_input_tokens).toBeGreaterThan(1_000);
+  });
+
+  it('reports the edit on message_delta of a stream', async () => {
+    proxy = await startTpxProxy({ mock: { script: { replies: [{ text: 'Summary.' }] } } });
+    const stream = await clientFor(proxy.server).beta.messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      stream: true,
+      tools: TOOLS,
+      messages: conversation(),
+      context_management: CONTEXT_MANAGEMENT,
+      betas: ['context-management-2025-06-27'],
+    } as Anthropic.Beta.MessageCreateParamsStreaming);
+    let reported: unknown;
+    for await (const event of stream) {
+      if (event.type === 'message_delta')
+        reported = (event as { context_management?: unknown }).context_management;
+    }
+    expect(reported).toEqual({
+      applied_edits: [
+        {
+          type: 'clear_tool_uses_20250919',
+          cleared_tool_uses: 3,
+          cleared_input_tokens: expect.any(Number) as unknown,
+        },
+      ],
+    });
+    expect(toolMessages()[0]).toBe('[This tool result was cleared to save context.]');
+  });
+
+  it('refuses a compaction edit with a 400 naming it, sending nothing', async () => {
+    proxy = await startTpxProxy();
+    const error = await clientFor(proxy.server)
+      .beta.messages.create({
+        model: 'claude-test',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Hi' }],
+        context_management: { edits: [{ type: 'compact_20260112' }] },
+      } as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming)
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    const body = (error as InstanceType<typeof Anthropic.BadRequestError>).error as {
+      error: { message: string };
+    };
+    expect(body.error.message).toContain('context_management.edits[0] has type "compact_20260112"');
+    expect(proxy.mock.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,347 @@
+import { describe, expect, it } from 'vitest';
+import { isTransportError } from '../errors.js';
+import type { MessageParam, MessagesRequest } from '../protocol/messages.js';
+import { applyContextEdits, CLEARED_TOOL_RESULT, needsTokenCounter } from './apply-context-edits.js';
+import { checkPairing } from './check-pairing.js';
+
+/** One token per character: figures in these tests can be worked out by hand. */
+const countCharacters = (text: string) => text.length;
+
+/** A conversation of `count` tool rounds: tool `name_i` called with `{n: i}`, answered `result i`. */
+function toolRounds(count: number, name = (index: number) => `tool_${index}`): MessageParam[] {
+  const messages: MessageParam[] = [{ role: 'user', content: 'Start' }];
+  for (let index = 0; index < count; index++) {
+    messages.push(
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: `thought ${index}`, signature: 'sig' },
+          { type: 'tool_use', id: `toolu_${index}`, name: name(index), input: { n: index } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: `toolu_${index}`, content: `result ${index}` }],
+      },
+    );
+  }
+  return messages;
+}
+
+function request(messages: MessageParam[], edits: unknown[] | undefined): MessagesRequest {
+  const base: MessagesRequest = { model: 'claude-test', max_tokens: 100, messages };
+  return edits === undefined ? base : { ...base, context_management: { edits } };
+}
+
+function results(messages: readonly MessageParam[]): unknown[] {
+  return messages.flatMap((message) =>
+    Array.isArray(message.content)
+      ? message.content
+          .filter((block) => block.type === 'tool_result')
+          .map((block) => (block as Record<string, unknown>)['content'])
+      : [],
+  );
+}
+
+function inputs(messages: readonly MessageParam[]): unknown[] {
+  return messages.flatMap((message) =>
+    Array.isArray(message.content)
+      ? message.content
+          .filter((block) => block.type === 'tool_use')
+          .map((block) => (block as Record<string, unknown>)['input'])
+      : [],
+  );
+}
+
+function refusal(edits: unknown[]): string {
+  try {
+    applyContextEdits(request(toolRounds(1), edits), countCharacters);
+  } catch (error) {
+    if (isTransportError(error) && error.code === 'MODEL_EINVAL') return error.message;
+    throw error;
+  }
+  throw new Error('the edits were applied');
+}
+
+describe('applyContextEdits: tool uses', () => {
+  it('leaves a request without context_management as it is, reporting nothing', () => {
+    const original = request(toolRounds(5), undefined);
+    expect(applyContextEdits(original, countCharacters)).toEqual({
+      request: original,
+      appliedEdits: undefined,
+    });
+  });
+
+  it('does not clear below the default trigger of 100000 input tokens, reporting no applied edit', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(5), [{ type: 'clear_tool_uses_20250919' }]),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)).toEqual([
+      'result 0',
+      'result 1',
+      'result 2',
+      'result 3',
+      'result 4',
+    ]);
+    expect(outcome.appliedEdits).toEqual([]);
+    expect(outcome.request['context_management']).toBeUndefined();
+  });
+
+  it('clears all but the three most recent results once the trigger is passed, keeping pairing', () => {
+    const original = request(toolRounds(5), [
+      { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 10 } },
+    ]);
+    const before = structuredClone(original);
+    const outcome = applyContextEdits(original, countCharacters);
+    expect(original).toEqual(before);
+    expect(results(outcome.request.messages)).toEqual([
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      'result 2',
+      'result 3',
+      'result 4',
+    ]);
+    // Inputs stay unless asked for.
+    expect(inputs(outcome.request.messages)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+    expect(() => checkPairing(outcome.request.messages)).not.toThrow();
+    // "result 0" and "result 1" (8 characters each, ×1.25) give way to two placeholders: never negative.
+    expect(outcome.appliedEdits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 0 },
+    ]);
+  });
+
+  it('takes an input-token count the caller made for the trigger', () => {
+    const edit = { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 5_000 } };
+    const counted = applyContextEdits(request(toolRounds(5), [edit]), countCharacters, {
+      inputTokens: 6_000,
+    });
+    expect(counted.appliedEdits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 0 },
+    ]);
+    const notCounted = applyContextEdits(request(toolRounds(5), [edit]), countCharacters);
+    expect(notCounted.appliedEdits).toEqual([]);
+  });
+
+  it('counts the tokens a clearing frees', () => {
+    const messages = toolRounds(2);
+    const big = 'x'.repeat(400);
+    (messages[2]!.content as { content: string }[])[0]!.content = big;
+    const outcome = applyContextEdits(
+      request(messages, [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 1 },
+          keep: { type: 'tool_uses', value: 1 },
+        },
+      ]),
+      countCharacters,
+    );
+    // 400 characters × 1.25 = 500, less the placeholder's 47 × 1.25 = 58.75 → 500 − 59 = 441.
+    const placeholder = Math.ceil(CLEARED_TOOL_RESULT.length * 1.25);
+    expect(outcome.appliedEdits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 500 - placeholder },
+    ]);
+  });
+
+  it('triggers on a count of tool uses, and keeps the number asked for', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(4), [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 3 },
+          keep: { type: 'tool_uses', value: 1 },
+        },
+      ]),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)).toEqual([
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      'result 3',
+    ]);
+  });
+
+  it('does not trigger on exactly as many tool uses as the trigger value', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(3), [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 3 },
+          keep: { type: 'tool_uses', value: 0 },
+        },
+      ]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits).toEqual([]);
+  });
+
+  it('never clears the uses of excluded tools', () => {
+    const outcome = applyContextEdits(
+      request(
+        toolRounds(4, (index) => (index === 0 ? 'memory' : 'search')),
+        [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 0 },
+            keep: { type: 'tool_uses', value: 1 },
+            exclude_tools: ['memory'],
+          },
+        ],
+      ),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)).toEqual([
+      'result 0',
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      'result 3',
+    ]);
+  });
+
+  it('clears the inputs too with clear_tool_inputs true, or only those of the named tools', () => {
+    const edit = {
+      type: 'clear_tool_uses_20250919',
+      trigger: { type: 'tool_uses', value: 0 },
+      keep: { type: 'tool_uses', value: 1 },
+    };
+    const all = applyContextEdits(
+      request(toolRounds(3), [{ ...edit, clear_tool_inputs: true }]),
+      countCharacters,
+    );
+    expect(inputs(all.request.messages)).toEqual([{}, {}, { n: 2 }]);
+    const named = applyContextEdits(
+      request(toolRounds(3), [{ ...edit, clear_tool_inputs: ['tool_1'] }]),
+      countCharacters,
+    );
+    expect(inputs(named.request.messages)).toEqual([{ n: 0 }, {}, { n: 2 }]);
+  });
+
+  it('clears nothing when it would free fewer tokens than clear_at_least', () => {
+    const edit = {
+      type: 'clear_tool_uses_20250919',
+      trigger: { type: 'tool_uses', value: 0 },
+      keep: { type: 'tool_uses', value: 0 },
+      clear_tool_inputs: true,
+      clear_at_least: { type: 'input_tokens', value: 1_000 },
+    };
+    const outcome = applyContextEdits(request(toolRounds(3), [edit]), countCharacters);
+    expect(results(outcome.request.messages)).toEqual(['result 0', 'result 1', 'result 2']);
+    expect(outcome.appliedEdits).toEqual([]);
+  });
+
+  it('clears results given as blocks, and counts them', () => {
+    const messages = toolRounds(2);
+    (messages[2]!.content as { content: unknown }[])[0]!.content = [{ type: 'text', text: 'y'.repeat(800) }];
+    const outcome = applyContextEdits(
+      request(messages, [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 0 },
+          keep: { type: 'tool_uses', value: 1 },
+        },
+      ]),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)[0]).toBe(CLEARED_TOOL_RESULT);
+    expect(outcome.appliedEdits?.[0]).toMatchObject({
+      cleared_tool_uses: 1,
+      cleared_input_tokens: 1000 - 59,
+    });
+  });
+});
+
+describe('applyContextEdits: thinking', () => {
+  function thinkingOf(messages: readonly MessageParam[]): string[] {
+    return messages.flatMap((message) =>
+      Array.isArray(message.content)
+        ? message.content
+            .filter((block) => block.type === 'thinking')
+            .map((block) => String((block as Record<string, unknown>)['thinking']))
+        : [],
+    );
+  }
+
+  it('keeps the thinking of the last assistant turn by default', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(3), [{ type: 'clear_thinking_20251015' }]),
+      countCharacters,
+    );
+    expect(thinkingOf(outcome.request.messages)).toEqual(['thought 2']);
+    // "thought 0" and "thought 1": 9 characters each × 1.25, rounded up once.
+    expect(outcome.appliedEdits).toEqual([
+      { type: 'clear_thinking_20251015', cleared_thinking_turns: 2, cleared_input_tokens: 23 },
+    ]);
+    // The tool calls stay where they were.
+    expect(inputs(outcome.request.messages)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+  });
+
+  it('keeps as many thinking turns as asked, and all of them with "all"', () => {
+    const two = applyContextEdits(
+      request(toolRounds(3), [
+        { type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } },
+      ]),
+      countCharacters,
+    );
+    expect(thinkingOf(two.request.messages)).toEqual(['thought 1', 'thought 2']);
+    const all = applyContextEdits(
+      request(toolRounds(3), [{ type: 'clear_thinking_20251015', keep: 'all' }]),
+      countCharacters,
+    );
+    expect(thinkingOf(all.request.messages)).toEqual(['thought 0', 'thought 1', 'thought 2']);
+    expect(all.appliedEdits).toEqual([]);
+  });
+
+  it('applies both edits in order and reports each', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(4), [
+        { type: 'clear_thinking_20251015' },
+        { type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 0 } },
+      ]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits?.map((edit) => edit.type)).toEqual([
+      'clear_thinking_20251015',
+      'clear_tool_uses_20250919',
+    ]);
+    expect(thinkingOf(outcome.request.messages)).toEqual(['thought 3']);
+    expect(results(outcome.request.messages)[0]).toBe(CLEARED_TOOL_RESULT);
+  });
+});
+
+describe('applyContextEdits: what it refuses', () => {
+  it('refuses a compaction edit, naming it', () => {
+    expect(refusal([{ type: 'compact_20260112' }])).toBe(
+      'context_management.edits[0] has type "compact_20260112": compaction asks the model for a summary on ' +
+        "Anthropic's side, which the tpx provider cannot do within one exchange; remove it " +
+        '(clear_tool_uses_20250919 and clear_thinking_20251015 are applied locally), or use the anthropic provider',
+    );
+  });
+
+  it('refuses an unknown edit type, naming it and its position', () => {
+    expect(refusal([{ type: 'clear_thinking_20251015' }, { type: 'clear_everything_20990101' }])).toBe(
+      'context_management.edits[1] has type "clear_everything_20990101", which the tpx provider cannot apply; ' +
+        'it applies clear_tool_uses_20250919 and clear_thinking_20251015',
+    );
+  });
+
+  it('refuses thinking clearing listed after tool-use clearing', () => {
+    expect(refusal([{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }])).toBe(
+      'context_management.edits[1]: clear_thinking_20251015 must come before clear_tool_uses_20250919 in ' +
+        'context_management.edits',
+    );
+  });
+
+  it('refuses a malformed option, naming it', () => {
+    expect(refusal([{ type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: -1 } }])).toBe(
+      'context_management.edits[0].keep must be {"type": "tool_uses", "value": a non-negative integer}',
+    );
+  });
+
+  it('needs a token counter only for tool-use clearing', () => {
+    expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_thinking_20251015' }]))).toBe(false);
+    expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_tool_uses_20250919' }]))).toBe(true);
+    expect(needsTokenCounter(request(toolRounds(1), undefined))).toBe(false);
+  });
+});
