@@ -61,6 +61,7 @@ Options:
   --allow-origin <url>  let web pages of this origin call the proxy (repeatable; TPX_ALLOWED_ORIGINS)
   --public-host <name>  accept this name in Host besides loopback ones (repeatable; TPX_PUBLIC_HOSTS)
   --log-bodies          include request and response bodies in the logs (debugging only)
+  --wire <chat|responses>  tpx: Chat Completions or the OpenAI Responses API upstream [TPX_WIRE]
 ${OPERATIONS_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
@@ -157,6 +158,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       ...OPERATIONS_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
+      wire: { type: 'string' },
     },
     false,
   );
@@ -173,7 +175,9 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     );
   }
   const observer = deferredTransportObserver();
-  const transport = createTransport({ env: io.env, observer });
+  // --wire means what TPX_WIRE means (and wins over it); selection reports it as TPX_WIRE.
+  const env = typeof values['wire'] === 'string' ? { ...io.env, TPX_WIRE: values['wire'] } : io.env;
+  const transport = createTransport({ env, observer });
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
   const serveOptions: Parameters<typeof startServer>[0] = {
     transport,
@@ -328,6 +332,8 @@ function describeTpxSetup(transport: ModelTransport): string {
   const { dialect, tokenSource } = transport.selection;
   let text = '';
   if (dialect !== undefined) text += `dialect: ${dialect.name}\n  why: ${dialect.reason}\n`;
+  const { wire } = transport.selection;
+  if (wire !== undefined) text += `wire: ${wire.name}\n  why: ${wire.reason}\n`;
   if (tokenSource !== undefined) {
     text += `token source: ${tokenSource.kind} (${tokenSource.origin})\n  ${TOKEN_SOURCE_NOTES[tokenSource.kind]}\n`;
   }
