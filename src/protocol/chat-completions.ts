@@ -6,9 +6,16 @@
  * @module
  */
 
+/** Anthropic-style cache marker, which some servers (OpenRouter) take on text parts and the request. */
+export interface ChatCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface ChatTextPart {
   type: 'text';
   text: string;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatImagePart {
@@ -32,7 +39,8 @@ export interface ChatToolCall {
 
 export interface ChatSystemMessage {
   role: 'system' | 'developer';
-  content: string;
+  /** Text parts only where a part carries `cache_control`. */
+  content: string | ChatTextPart[];
 }
 
 export interface ChatUserMessage {
@@ -80,6 +88,8 @@ export interface ChatCompletionRequest {
   reasoning_effort?: string;
   response_format?: { type: 'json_schema'; json_schema: { name: string; schema: unknown; strict?: boolean } };
   user?: string;
+  /** Top-level automatic caching, for servers that take it (OpenRouter). */
+  cache_control?: ChatCacheControl;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -36,11 +36,20 @@ import {
 import { loadTokenCounter, type CountTextTokens } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
+import {
+  applyTemplateBody,
+  llamaCppTokenizeBody,
+  readTemplatedPrompt,
+  readTokenListLength,
+  readVllmTokenCount,
+  serverRootUrl,
+  vllmTokenizeBody,
+} from '../translate/server-token-count.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
 import type { TokenSource } from '../transport/token-source.js';
-import type { ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
+import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
 import {
   httpRequest,
   pickResponseHeaders,
@@ -209,6 +218,65 @@ export function createTpxProvider(config: TpxConfig): Provider {
     });
   }
 
+  /** POSTs JSON to a counting route; the parsed answer, or `undefined` when the route gave none. */
+  async function postForCount(
+    url: string,
+    body: Record<string, unknown>,
+    context: AttemptContext,
+    report: ReportResponse,
+  ): Promise<unknown> {
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    const response = await sendAuthorized(
+      url,
+      { method: 'POST', headers, body: JSON.stringify(body) },
+      context,
+      report,
+    );
+    if (response.status < 200 || response.status > 299) {
+      response.body.destroy();
+      return undefined;
+    }
+    return parseJsonLoose(await readBody(response, context, ERROR_BODY_LIMIT * 16));
+  }
+
+  /**
+   * The server's own count of the prompt tpx would send for `request` (see `server-token-count.ts`), or
+   * `undefined` when the server has no such route or answers something else: the caller then estimates.
+   * A refused token, an unreachable server or a deadline is an answer in itself and is thrown.
+   */
+  async function countOnServer(
+    request: CountTokensRequest,
+    context: AttemptContext,
+    report: ReportResponse,
+  ): Promise<number | undefined> {
+    // count_tokens requests carry no max_tokens; the translator needs one, and it changes no prompt token.
+    const { body } = prepare({ ...request, max_tokens: 1 } as MessagesRequest, false);
+    const root = serverRootUrl(config.baseUrl);
+    try {
+      if (dialect.tokenCounting === 'vllm') {
+        return readVllmTokenCount(
+          await postForCount(`${root}/tokenize`, vllmTokenizeBody(body), context, report),
+        );
+      }
+      const prompt = readTemplatedPrompt(
+        await postForCount(`${root}/apply-template`, applyTemplateBody(body), context, report),
+      );
+      if (prompt === undefined) return undefined;
+      return readTokenListLength(
+        await postForCount(`${root}/tokenize`, llamaCppTokenizeBody(prompt), context, report),
+      );
+    } catch (error) {
+      if (context.cancellation.aborted) throw error;
+      if (
+        isTransportError(error) &&
+        (error.code === 'MODEL_EAUTH' || error.code === 'MODEL_ETRANSPORT' || error.code === 'MODEL_ETIMEOUT')
+      ) {
+        throw error;
+      }
+      return undefined;
+    }
+  }
+
   return {
     name: 'tpx',
 
@@ -337,8 +405,12 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (last.length > 0) yield reportEdits(last, edits);
     },
 
-    async countTokens(request): Promise<TokenCount> {
-      // No upstream call: OpenAI-compatible servers have no counting endpoint (PROTOCOLS.md D.9).
+    async countTokens(request, _options: ExchangeOptions, context, report): Promise<TokenCount> {
+      if (dialect.tokenCounting !== 'estimate') {
+        const counted = await countOnServer(request, context, report);
+        if (counted !== undefined) return { input_tokens: counted };
+      }
+      // Most OpenAI-compatible servers have no counting endpoint (PROTOCOLS.md D.9).
       const countText = await loadTokenCounter();
       // Counted in slices with the loop given back in between: one request must not freeze the others.
       return { input_tokens: await estimateInputTokensInSlices(request, countText) };

@@ -276,3 +276,58 @@ describe('createChunkNormalizer', () => {
     expect(out.usage).toEqual(usage);
   });
 });
+
+describe('applyDialectToRequest: system messages after the first', () => {
+  /** The shape Claude Code sends: a system prompt, then system messages inside `messages`. */
+  function claudeCodeShape(): MessagesRequest {
+    return {
+      model: 'claude-test',
+      max_tokens: 64,
+      system: [{ type: 'text', text: 'You are a coding assistant.' }],
+      messages: [
+        { role: 'system', content: 'The working directory is /repo.' },
+        { role: 'user', content: 'List the files.' },
+        { role: 'assistant', content: 'Which folder?' },
+        { role: 'system', content: [{ type: 'text', text: 'Plan mode is on.' }] },
+        { role: 'user', content: 'The root.' },
+      ],
+    };
+  }
+
+  const folding: Record<DialectName, boolean> = {
+    openai: false,
+    azure: false,
+    vllm: true,
+    llamacpp: true,
+    ollama: true,
+    deepseek: false,
+    mistral: false,
+    kimi: false,
+    groq: false,
+    openrouter: false,
+    gemini: false,
+    vertex: false,
+    'openai-generic': true,
+  };
+
+  it.each(DIALECT_NAMES.map((name) => [name, folding[name]] as const))(
+    '%s: folds them (%s) as its profile says',
+    (dialect, folds) => {
+      const body = shaped(dialect, claudeCodeShape());
+      const roles = body.messages.map((message) => message.role);
+      if (!folds) {
+        expect(roles).toEqual(['system', 'system', 'user', 'assistant', 'system', 'user']);
+        return;
+      }
+      expect(roles).toEqual(['system', 'user', 'assistant', 'user']);
+      expect(body.messages[0]).toEqual({
+        role: 'system',
+        content: 'You are a coding assistant.\n\nThe working directory is /repo.',
+      });
+      expect(body.messages[3]).toEqual({
+        role: 'user',
+        content: '<system-message>\nPlan mode is on.\n</system-message>\n\nThe root.',
+      });
+    },
+  );
+});

@@ -4,8 +4,8 @@
  *
  * - Out: `applyDialectToRequest` post-processes the translated body: it drops the optional fields the
  *   server does not accept, asks for reasoning the way the server expects, keeps `reasoning_content`
- *   only where the server wants it replayed, echoes Gemini thought signatures, and maps tool-call ids to
- *   Mistral's shape.
+ *   only where the server wants it replayed, folds system messages after the first where the server's
+ *   templates refuse them, echoes Gemini thought signatures, and maps tool-call ids to Mistral's shape.
  * - Back: `normalizeResponse` and `createChunkNormalizer` undo the quirks the translator does not handle
  *   by itself (whole tool calls streamed on one `index`, usage inside `choices[0]`) and pick up thought
  *   signatures, before the answer reaches `translateResponse` / `StreamTranslator`.
@@ -33,6 +33,7 @@ import type {
   ChatToolCallIn,
 } from '../protocol/chat-completions.js';
 import type { DialectProfile } from './dialects.js';
+import { foldSystemMessages } from './fold-system-messages.js';
 import { mapMistralToolIds } from './mistral-tool-ids.js';
 
 /** The request body after a dialect was applied: Chat Completions plus the extensions some servers want. */
@@ -102,6 +103,7 @@ export function applyDialectToRequest(
   }
 
   let messages = body.messages.map((message) => shapeMessage(profile, message));
+  if (profile.systemMessages === 'fold') messages = foldSystemMessages(messages);
   if (profile.toolIdStyle === 'mistral') messages = mapMistralToolIds(messages).messages;
   result.messages = messages;
   return result;

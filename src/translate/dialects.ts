@@ -22,7 +22,12 @@
  * | `openrouter`     | `max_tokens`            | yes            | yes                 | `reasoning:{effort}` | yes | never                    | |
  * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart |
  * | `vertex`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | as `gemini`; `…/endpoints/openapi` URL |
- * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, unchanged |
+ * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, system messages folded |
+ *
+ * `vllm`, `llamacpp`, `ollama` and `openai-generic` also fold system messages after the first (their
+ * servers run open-model chat templates, many of which refuse them); the others send them in place. See
+ * `DialectProfile.systemMessages`. `count_tokens` asks the server on `llamacpp` and `vllm`, and estimates
+ * locally on the others (`DialectProfile.tokenCounting`).
  *
  * @module
  */
@@ -96,12 +101,31 @@ export interface DialectProfile {
   /** Where the endpoint lives. */
   readonly endpoint: EndpointShape;
   /**
+   * How system messages after the first are sent: `in-place` (as `role: "system"` where they stand: the
+   * server accepts them), or `fold` (one leading system message, later ones as user-side text in place:
+   * for servers running open-model chat templates that refuse a system message anywhere but first; see
+   * `fold-system-messages.ts`).
+   */
+  readonly systemMessages: SystemMessagePlacement;
+  /**
+   * How `count_tokens` counts: `llamacpp` (the server's `/apply-template` and `/tokenize`), `vllm` (the
+   * server's `/tokenize`), or `estimate` (a local estimate, no upstream call). A server that cannot
+   * answer falls back to the estimate. See `server-token-count.ts`.
+   */
+  readonly tokenCounting: TokenCounting;
+  /**
    * The wire protocol used when `TPX_WIRE` / `--wire` does not say: Chat Completions (`chat`) or the
    * OpenAI Responses API (`responses`). Every profile defaults to `chat` today: it is what every listed
    * server speaks; a profile whose server serves some models only over Responses may say `responses`.
    */
   readonly defaultWire: 'chat' | 'responses';
 }
+
+/** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
+export type TokenCounting = 'estimate' | 'llamacpp' | 'vllm';
+
+/** How a dialect sends system messages after the first (see `DialectProfile.systemMessages`). */
+export type SystemMessagePlacement = 'in-place' | 'fold';
 
 /** The Azure OpenAI data-plane `api-version` used when `TPX_AZURE_API_VERSION` is not set (latest GA). */
 export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
@@ -121,6 +145,8 @@ const OPENAI_LIKE: ProfileFields = {
   splitsSameIndexToolCalls: false,
   liftsChoiceUsage: false,
   endpoint: 'base',
+  systemMessages: 'in-place',
+  tokenCounting: 'estimate',
   defaultWire: 'chat',
 };
 
@@ -148,18 +174,27 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     maxTokensField: 'max_completion_tokens',
     endpoint: 'azure-deployment',
   }),
-  vllm: profile('vllm', 'vLLM', { ...OPENAI_LIKE, reasoningReplay: 'tool-turns' }),
+  // Self-hosted servers run the model's own chat template; many refuse a system message after the first.
+  vllm: profile('vllm', 'vLLM', {
+    ...OPENAI_LIKE,
+    reasoningReplay: 'tool-turns',
+    systemMessages: 'fold',
+    tokenCounting: 'vllm',
+  }),
   llamacpp: profile('llamacpp', 'llama.cpp server', {
     ...OPENAI_LIKE,
     reasoningRequest: 'none',
     sendsUser: false,
     reasoningReplay: 'tool-turns',
+    systemMessages: 'fold',
+    tokenCounting: 'llamacpp',
   }),
   ollama: profile('ollama', 'Ollama', {
     ...OPENAI_LIKE,
     sendsParallelToolCalls: false,
     sendsUser: false,
     splitsSameIndexToolCalls: true,
+    systemMessages: 'fold',
   }),
   deepseek: profile('deepseek', 'DeepSeek (api.deepseek.com)', {
     ...OPENAI_LIKE,
@@ -193,9 +228,12 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     ...GEMINI_LIKE,
     endpoint: 'vertex-openapi',
   }),
+  // An unknown server is most often a self-hosted open model: folding costs a server that accepts system
+  // messages anywhere nothing, and is the only way through for one that does not.
   'openai-generic': profile('openai-generic', 'a generic OpenAI-compatible server', {
     ...OPENAI_LIKE,
     reasoningReplay: 'all',
+    systemMessages: 'fold',
   }),
 });
 

@@ -417,3 +417,69 @@ describe('translateRequest: search results', () => {
     ).toBe('messages[0].content[0]: a search_result block needs a string source and a string title');
   });
 });
+
+describe('translateRequest: prompt caching', () => {
+  const CACHED: MessagesRequest = {
+    model: 'claude-test',
+    max_tokens: 100,
+    cache_control: { type: 'ephemeral', ttl: '1h' },
+    system: [
+      { type: 'text', text: 'You are terse.' },
+      { type: 'text', text: 'A long, stable preamble.', cache_control: { type: 'ephemeral' } },
+    ],
+    tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'A long document.', cache_control: { type: 'ephemeral', ttl: '5m' } },
+        ],
+      },
+    ],
+  };
+
+  it('forwards cache_control to OpenRouter on system and user text parts and at the top level', () => {
+    const body = translate(CACHED, { dialect: DIALECTS.openrouter });
+    expect(body.cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
+    expect(body.messages).toEqual([
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'You are terse.' },
+          { type: 'text', text: 'A long, stable preamble.', cache_control: { type: 'ephemeral' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'A long document.', cache_control: { type: 'ephemeral', ttl: '5m' } },
+        ],
+      },
+    ]);
+    // OpenRouter documents the marker on content parts only: a tool's marker is dropped.
+    expect(body.tools).toEqual([
+      { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } },
+    ]);
+  });
+
+  it.each(DIALECT_NAMES.filter((name) => name !== 'openrouter'))(
+    'drops cache_control on the %s dialect',
+    (name) => {
+      const body = translate(CACHED, { dialect: DIALECTS[name] });
+      expect(body.cache_control).toBeUndefined();
+      expect(body.messages).toEqual([
+        { role: 'system', content: 'You are terse.\n\nA long, stable preamble.' },
+        { role: 'user', content: 'A long document.' },
+      ]);
+    },
+  );
+
+  it('ignores a cache_control of an unknown type', () => {
+    const body = translate(
+      { ...CACHED, cache_control: { type: 'persistent' }, system: 'Plain' },
+      { dialect: DIALECTS.openrouter },
+    );
+    expect(body.cache_control).toBeUndefined();
+    expect(body.messages[0]).toEqual({ role: 'system', content: 'Plain' });
+  });
+});

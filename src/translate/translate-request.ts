@@ -25,6 +25,7 @@ import type {
   ChatContentPart,
   ChatFunctionTool,
   ChatMessage,
+  ChatTextPart,
   ChatToolCall,
   ChatToolChoice,
 } from '../protocol/chat-completions.js';
@@ -38,6 +39,7 @@ import type {
 import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
 import { describeDialect } from './describe-dialect.js';
+import { cacheControlOf, forwardsCacheControl } from './map-cache-control.js';
 import {
   isTextPart,
   mapDocumentBlock,
@@ -149,6 +151,10 @@ export function translateRequest(
 
   const user = translateUser(request.metadata?.user_id);
   if (user !== undefined) body.user = user;
+
+  // cache_control: forwarded where the server takes it (see map-cache-control.ts), dropped elsewhere.
+  const cacheControl = forwardsCacheControl(options.dialect) ? cacheControlOf(request) : undefined;
+  if (cacheControl !== undefined) body.cache_control = cacheControl;
 
   return { body, toolNames };
 }
@@ -334,6 +340,18 @@ function translateToolChoice(
 // ---------------------------------------------------------------------------------------------------
 // Messages
 
+/** The system blocks as text parts, when one of them carries `cache_control` (else `undefined`). */
+function cachedSystemParts(system: string | TextBlockParam[] | undefined): ChatTextPart[] | undefined {
+  if (!Array.isArray(system) || !system.some((block) => cacheControlOf(block) !== undefined))
+    return undefined;
+  return system.map((block) => {
+    const cacheControl = cacheControlOf(block);
+    return cacheControl === undefined
+      ? { type: 'text', text: block.text }
+      : { type: 'text', text: block.text, cache_control: cacheControl };
+  });
+}
+
 function systemPromptText(system: string | TextBlockParam[] | undefined): string {
   if (system === undefined) return '';
   if (typeof system === 'string') return system;
@@ -362,7 +380,9 @@ function translateMessages(
   if (request.messages.length === 0) invalid('messages must contain at least one message');
   const messages: ChatMessage[] = [];
   const systemText = systemPromptText(request.system);
-  if (systemText !== '') messages.push({ role: 'system', content: systemText });
+  const cachedSystem = forwardsCacheControl(dialect) ? cachedSystemParts(request.system) : undefined;
+  if (cachedSystem !== undefined) messages.push({ role: 'system', content: cachedSystem });
+  else if (systemText !== '') messages.push({ role: 'system', content: systemText });
 
   const turns = dropBlankPrefill(mergeTurns(request.messages));
   const answered = new Set<PositionedBlock>();
@@ -504,11 +524,19 @@ function translateUserContent(
   blocks: readonly PositionedBlock[],
   dialect: DialectProfile | undefined,
 ): string | ChatContentPart[] {
+  const forwardsCache = forwardsCacheControl(dialect);
   const parts = blocks.flatMap((positioned): ChatContentPart[] => {
     const { block } = positioned;
     switch (block.type) {
-      case 'text':
-        return [{ type: 'text', text: String(block['text']) }];
+      case 'text': {
+        const cacheControl = forwardsCache ? cacheControlOf(block) : undefined;
+        const text = String(block['text']);
+        return [
+          cacheControl === undefined
+            ? { type: 'text', text }
+            : { type: 'text', text, cache_control: cacheControl },
+        ];
+      }
       case 'image':
         return [mapImageSource(block['source'], blockPath(positioned))];
       case 'document':
@@ -526,7 +554,9 @@ function translateUserContent(
     }
   });
   const [only] = parts;
-  if (parts.length === 1 && only !== undefined && only.type === 'text') return only.text;
+  if (parts.length === 1 && only !== undefined && only.type === 'text' && only.cache_control === undefined) {
+    return only.text;
+  }
   return parts.length === 0 ? '' : parts;
 }
 

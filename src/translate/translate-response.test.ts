@@ -195,6 +195,42 @@ describe('translateResponse', () => {
     expect(translateResponse(cut, context()).stop_reason).toBe('max_tokens');
   });
 
+  it('delivers a second parallel call cut at "{" by the token limit as a tool_use with empty input', () => {
+    // What llama.cpp answers when `finish_reason: "length"` cuts the second of two forced calls.
+    const cut = response({
+      content: null,
+      tool_calls: [
+        { id: 'first', type: 'function', function: { name: 'f', arguments: '{"city":"Paris"}' } },
+        { id: 'second', type: 'function', function: { name: 'f', arguments: '{' } },
+      ],
+    });
+    cut.choices[0]!.finish_reason = 'length';
+    const message = translateResponse(cut, context());
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'first', name: 'f', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'second', name: 'f', input: {} },
+    ]);
+  });
+
+  it('completes arguments the token limit cut mid-value, keeping what arrived', () => {
+    const cut = response({
+      tool_calls: [{ id: 'c', function: { name: 'f', arguments: '{"city":"Par' } }],
+    });
+    cut.choices[0]!.finish_reason = 'length';
+    expect(translateResponse(cut, context()).content).toEqual([
+      { type: 'tool_use', id: 'c', name: 'f', input: { city: 'Par' } },
+    ]);
+  });
+
+  it('still refuses cut arguments that are not the beginning of a JSON object', () => {
+    const cut = response({ tool_calls: [{ id: 'c', function: { name: 'f', arguments: 'Paris"}' } }] });
+    cut.choices[0]!.finish_reason = 'length';
+    const error = thrown(() => translateResponse(cut, context()));
+    expect(error.code).toBe('MODEL_EPROTO');
+    expect(error.message).toMatch(/tool call #0 .* not the beginning of a JSON object/);
+  });
+
   it.each([
     ['malformed JSON', '{"city": "Par', /arguments that are not valid JSON: "\{\\"city\\": \\"Par"/],
     ['a JSON array', '[1,2]', /arguments that are an array, not a JSON object/],

@@ -11,6 +11,7 @@ import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth
 import { TransportError } from '../errors.js';
 import type { ChatCompletionResponse, ChatToolCallIn } from '../protocol/chat-completions.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
+import { completeCutJson } from './complete-cut-json.js';
 import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolIds } from './tool-id-codec.js';
@@ -52,7 +53,10 @@ export interface ResponseContext {
  *
  * Tool-call `arguments` must come out as a JSON object: a JSON string of an object, an object as is, or
  * `""`/whitespace/absent for `{}`. Anything else (malformed JSON, an array, a number, `"null"`) throws
- * `MODEL_EPROTO` naming the call, rather than running a tool with made-up input.
+ * `MODEL_EPROTO` naming the call, rather than running a tool with made-up input — except after
+ * `finish_reason: "length"`: a call the output limit cut is delivered as a `tool_use` whose input is
+ * what arrived, completed by `completeCutJson` (`"{"` gives `{}`), with `stop_reason: "max_tokens"`, as
+ * Anthropic delivers a `tool_use` its own limit cut. The stream translator delivers the same input.
  *
  * @throws TransportError `MODEL_EPROTO` for a response without a usable choice or with unusable tool
  *   calls; `MODEL_EHTTP` for `finish_reason: "error"` (OpenRouter: the generation failed upstream).
@@ -90,6 +94,7 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
   if (text !== '') content.push({ type: 'text', text });
 
   const toolCalls = readToolCalls(upstreamMessage['tool_calls']);
+  const isCut = finishReason === 'length';
   const providerIds = toolCalls.map((call) => optionalString(call.id));
   const ids = encodeToolIds(providerIds, context.generateId);
   toolCalls.forEach((call, position) => {
@@ -103,7 +108,9 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
       type: 'tool_use',
       id: ids[position]!,
       name: context.toolNames.fromUpstream(upstreamName),
-      input: parseToolInput(callFunction?.['arguments'], description),
+      input: isCut
+        ? parseCutToolInput(callFunction?.['arguments'], description)
+        : parseToolInput(callFunction?.['arguments'], description),
     });
   });
 
@@ -230,6 +237,37 @@ export function parseToolInput(argumentsValue: unknown, call: ToolCallDescriptio
     );
   }
   return parseToolArgumentsText(argumentsValue, call);
+}
+
+/**
+ * @internal Like `parseToolInput`, for a call the output limit may have cut (`finish_reason: "length"`):
+ * string arguments are completed by {@link cutArgumentsCompletion} before they are parsed.
+ */
+export function parseCutToolInput(
+  argumentsValue: unknown,
+  call: ToolCallDescription,
+): Record<string, unknown> {
+  if (typeof argumentsValue !== 'string') return parseToolInput(argumentsValue, call);
+  return parseToolArgumentsText(argumentsValue + cutArgumentsCompletion(argumentsValue, call), call);
+}
+
+/**
+ * @internal What to append to the arguments of a call the output limit may have cut, so that they form
+ * a JSON object: `''` when they already do (or are blank, which means `{}`), else `completeCutJson`'s
+ * suffix.
+ *
+ * @throws TransportError `MODEL_EPROTO` naming the call when the text is not even the beginning of a
+ *   JSON object: no cut explains that.
+ */
+export function cutArgumentsCompletion(text: string, call: ToolCallDescription): string {
+  if (!/\S/.test(text)) return '';
+  const suffix = completeCutJson(text);
+  if (suffix === undefined) {
+    throw protocolError(
+      `${describeToolCall(call)} has arguments that are not the beginning of a JSON object: ${excerpt(text)}`,
+    );
+  }
+  return suffix;
 }
 
 /** @internal Like `parseToolInput`, for arguments already joined into one string. */

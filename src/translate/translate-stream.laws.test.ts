@@ -242,8 +242,9 @@ describe('law (a): any chunk sequence gives a valid Messages stream or a Transpo
         expect(new Set(ids).size).toBe(ids.length);
         for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
         const stop = events.at(-2) as { delta: { stop_reason: string } };
-        // Apart from a `length` cut, every tool input is a complete JSON object.
-        if (stop.delta.stop_reason !== 'max_tokens') expect(() => accumulateStream(events)).not.toThrow();
+        // Every tool input is a complete JSON object, a call cut by the token limit included.
+        expect(stop.delta.stop_reason).toBeDefined();
+        expect(() => accumulateStream(events)).not.toThrow();
       }),
       { numRuns: 2000 },
     );
@@ -259,6 +260,8 @@ interface ToolCallSpec {
   input: Record<string, unknown>;
   /** How `arguments` is written: JSON, pretty JSON, an object (Ollama-style), or "" for `{}`. */
   form: 'json' | 'pretty' | 'object' | 'empty';
+  /** When set, `arguments` is exactly this text (a call the token limit cut), whatever `form` says. */
+  cutText?: string;
 }
 
 interface AnswerSpec {
@@ -322,6 +325,7 @@ function answerSpec(calls: fc.Arbitrary<ToolCallSpec[]>): fc.Arbitrary<AnswerSpe
 }
 
 function argumentsOf(call: ToolCallSpec): string | Record<string, unknown> {
+  if (call.cutText !== undefined) return call.cutText;
   switch (call.form) {
     case 'json':
       return JSON.stringify(call.input);
@@ -500,6 +504,36 @@ describe('law (b): streaming and non-streaming translations agree', () => {
             stop_reason: expected.stop_reason,
             usage: expected.usage,
           });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  }, 60_000);
+});
+
+describe('law (b) for calls the token limit cut', () => {
+  it('gives the same message streamed and not, when `length` cut the last call anywhere in its JSON', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        answerSpec(fc.array(toolCallSpec(plainIds, plainNames), { minLength: 1, maxLength: 3 })),
+        fc.nat(),
+        fc.gen(),
+        async (generated, at, random) => {
+          const calls = [...generated.toolCalls];
+          const last = calls.at(-1)!;
+          const whole = JSON.stringify(last.input, null, last.form === 'pretty' ? 2 : 0);
+          calls[calls.length - 1] = { ...last, cutText: whole.slice(0, 1 + (at % whole.length)) };
+          const spec: AnswerSpec = { ...generated, toolCalls: calls, finishReason: 'length' };
+
+          const expected = translateResponse(responseOf(spec), context());
+          expect(expected.stop_reason).toBe('max_tokens');
+          expect(expected.content.filter((block) => block.type === 'tool_use')).toHaveLength(calls.length);
+          const { events, error } = run(chunksOf(spec, random));
+          expect(error).toBeUndefined();
+          expect(grammarVerdict(events)).toEqual({ violation: undefined, end: undefined });
+          expect(accumulateStream(events)).toEqual(expected);
+          const sdk = await sdkFinalMessage(events);
+          expect(sdk['content']).toEqual(expected.content);
         },
       ),
       { numRuns: 300 },

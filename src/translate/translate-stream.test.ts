@@ -842,7 +842,7 @@ describe('StreamTranslator: tool calls', () => {
     expect(checkGrammar(events)).toMatch(/ended without message_stop/);
   });
 
-  it('keeps cut-off arguments as they are when the token limit ended the stream', () => {
+  it('completes cut-off arguments with one closing delta when the token limit ended the stream', () => {
     const { events, error } = run([
       toolCall({ index: 0, id: 'c', function: fn('f', '{"text": "abc') }),
       finish('length'),
@@ -856,8 +856,35 @@ describe('StreamTranslator: tool calls', () => {
         index: 0,
         delta: { type: 'input_json_delta', partial_json: '{"text": "abc' },
       },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"}' } },
     ]);
     expect(events.at(-2)).toMatchObject({ delta: { stop_reason: 'max_tokens' } });
+    expect(accumulateStream(events).content).toEqual([
+      { type: 'tool_use', id: 'c', name: 'f', input: { text: 'abc' } },
+    ]);
+  });
+
+  it('delivers a second parallel call cut at "{" as a tool_use with empty input, as the response does', () => {
+    // What llama.cpp streams when `finish_reason: "length"` cuts the second of two forced calls.
+    const { events, error } = run([
+      toolCall({ index: 0, id: 'first', function: fn('f', '{"city":"Paris"}') }),
+      toolCall({ index: 1, id: 'second', function: fn('f', '{') }),
+      finish('length'),
+      'done',
+    ]);
+    expect(error).toBeUndefined();
+    const message = accumulateStream(events);
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.content).toEqual([
+      { type: 'tool_use', id: 'first', name: 'f', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'second', name: 'f', input: {} },
+    ]);
+  });
+
+  it('refuses a cut call whose arguments are not even the beginning of a JSON object', () => {
+    const { error } = run([toolCall({ index: 0, id: 'c', function: fn('f', '[1,') }), finish('length')]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+    expect(error?.message).toMatch(/not the beginning of a JSON object/);
   });
 
   it('refuses a call that never received a name, and drops one that carried nothing', () => {

@@ -15,8 +15,9 @@
  * - opens a tool block only once the call's name is known (fragments wait until then);
  * - assigns tool ids with the tool-id codec when a block is opened, in block order, so repeated provider
  *   ids get the occurrence numbers `encodeToolIds` gives the same calls in a non-streaming response;
- * - validates at the end that every call's arguments form a JSON object (except after `length`, when the
- *   token limit may have cut the JSON, as it does on Anthropic's side).
+ * - validates at the end that every call's arguments form a JSON object; after `length`, a call the
+ *   token limit cut gets the closing suffix `completeCutJson` computes, as one more `input_json_delta`
+ *   before its `content_block_stop`, so the stream carries the same input `translateResponse` gives.
  *
  * Cost is linear in the stream: fragments are kept in arrays and joined once, at the end.
  *
@@ -28,6 +29,7 @@ import { mapStreamErrorObject } from './map-upstream-error.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
 import {
+  cutArgumentsCompletion,
   describeToolCall,
   finishedWithError,
   isObject,
@@ -65,6 +67,8 @@ interface ToolCall {
   sentContent: boolean;
   /** Fragments of a live call not yet sent: only whitespace so far (see `appendLive`). */
   unsent: string[];
+  /** After a `length` cut: what completes the arguments into a JSON object (`''` when nothing is needed). */
+  completion: string;
 }
 
 type OpenBlock =
@@ -206,6 +210,14 @@ export class StreamTranslator {
     const calls = this.#checkedToolCalls();
     this.#phase = 'finished';
 
+    const open = this.#open;
+    if (open?.kind === 'tool_use' && open.call.completion !== '') {
+      events.push({
+        type: 'content_block_delta',
+        index: open.index,
+        delta: { type: 'input_json_delta', partial_json: open.call.completion },
+      });
+    }
     this.#closeOpenBlock(events);
     const pending = calls.filter((call) => call.state === 'pending');
     pending.sort((a, b) => a.order - b.order || a.sequence - b.sequence);
@@ -324,6 +336,7 @@ export class StreamTranslator {
       state: 'pending',
       sentContent: false,
       unsent: [],
+      completion: '',
     };
     this.#calls.push(call);
     this.#lastCall = call;
@@ -385,7 +398,7 @@ export class StreamTranslator {
 
   #flushToolCall(call: ToolCall, events: MessageStreamEvent[]): void {
     const index = this.#openToolBlock(call, events);
-    const text = call.fragments.join('');
+    const text = call.fragments.join('') + call.completion;
     if (/\S/.test(text)) {
       events.push({
         type: 'content_block_delta',
@@ -425,9 +438,10 @@ export class StreamTranslator {
   }
 
   /**
-   * The calls to emit, after checking each: it needs a name, and (unless `length` cut the output) its
-   * arguments must form a JSON object. A call that carried nothing at all (no id, name or arguments) is
-   * dropped: there is nothing to show or to answer.
+   * The calls to emit, after checking each: it needs a name, and its arguments must form a JSON object —
+   * after a `length` cut, once completed (`cutArgumentsCompletion`), which only a call still open can be.
+   * A call that carried nothing at all (no id, name or arguments) is dropped: there is nothing to show
+   * or to answer.
    */
   #checkedToolCalls(): ToolCall[] {
     const isCut = this.#finishReason === 'length';
@@ -440,7 +454,12 @@ export class StreamTranslator {
         }
         throw protocolError(`${describeToolCall(this.#describe(call))} never received a function name`);
       }
-      if (!isCut) parseToolArgumentsText(call.fragments.join(''), this.#describe(call));
+      const text = call.fragments.join('');
+      if (isCut && call.state !== 'closed') {
+        call.completion = cutArgumentsCompletion(text, this.#describe(call));
+      } else {
+        parseToolArgumentsText(text, this.#describe(call));
+      }
       calls.push(call);
     }
     return calls;

@@ -120,7 +120,9 @@ export interface ModelTransport {
   stream(request: MessagesRequestInput, options?: ExchangeOptions): AsyncIterable<MessageStreamEvent>;
   /**
    * Counts a request's input tokens (`POST /v1/messages/count_tokens`). `anthropic`: Anthropic's own
-   * endpoint. `tpx`: a local, deliberately conservative estimate (no upstream call). `none`: `MODEL_EAUTH`.
+   * endpoint. `tpx`: the server's own count of the prompt tpx would send where the dialect has a way to
+   * ask (`llamacpp`: `/apply-template` + `/tokenize`; `vllm`: `/tokenize`), else — and when the server
+   * cannot answer — a local, deliberately conservative estimate. `none`: `MODEL_EAUTH`.
    */
   countTokens?(request: CountTokensRequest, options?: ExchangeOptions): Promise<TokenCount>;
   /**

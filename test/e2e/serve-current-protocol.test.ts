@@ -330,3 +330,26 @@ describe('context editing done locally', () => {
     expect(proxy.mock.requests).toHaveLength(0);
   });
 });
+
+describe('prompt caching', () => {
+  it('forwards cache_control to an OpenRouter upstream and reports its cache writes and reads', async () => {
+    proxy = await startTpxProxy({
+      mock: { script: { replies: [{ text: 'Cached.' }] } },
+      transport: { tpxDialect: 'openrouter' },
+    });
+    const message = await clientFor(proxy.server).messages.create({
+      model: 'claude-test',
+      max_tokens: 64,
+      system: [{ type: 'text', text: 'A long, stable preamble.', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'Cached.' }]);
+    const messages = upstreamBody()['messages'] as { role: string; content: unknown }[];
+    expect(messages[0]).toEqual({
+      role: 'system',
+      content: [{ type: 'text', text: 'A long, stable preamble.', cache_control: { type: 'ephemeral' } }],
+    });
+    expect(message.usage.cache_creation_input_tokens).toBe(0);
+    expect(message.usage.cache_read_input_tokens).toBe(0);
+  });
+});

@@ -78,6 +78,9 @@ export async function startRecordingTap(targetUrl: string): Promise<RecordingTap
           method: exchange.request.method,
           path: exchange.request.url,
           headers: { ...incoming.headers, host: target.host },
+          // A fresh connection per request: a pooled one the server already closed would turn into a
+          // failure that belongs to the tap, not to what is under test.
+          agent: false,
         },
         (answer) => {
           exchange.response.status = answer.statusCode ?? 0;
