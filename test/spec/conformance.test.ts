@@ -98,6 +98,19 @@ describe('trace conformance of the seed model against the real transport', () =>
     );
   }
 
+  // The same behaviours with the tpx provider on the Responses wire (`TPX_WIRE=responses`).
+  for (const mode of MODES) {
+    it(
+      `replays all ${cfg.length} behaviours at the .cfg bounds with ${mode} over the Responses wire`,
+      { timeout: 60_000 },
+      async () => {
+        const report = await replayBehaviours(cfg, { mode, servers, wire: 'responses' });
+        expectConformance(report, cfg);
+        expect(servers.stray).toEqual([]);
+      },
+    );
+  }
+
   for (const mode of MODES) {
     it(
       `replays a sample of ${SAMPLE_SIZE} behaviours at the larger bound with ${mode}`,

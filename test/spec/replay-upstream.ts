@@ -20,6 +20,9 @@ export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export type ServerName = 'tpx' | 'anthropic';
 
+/** The `tpx` provider's wire: Chat Completions, or the OpenAI Responses API (`TPX_WIRE=responses`). */
+export type ReplayWire = 'chat' | 'responses';
+
 /** The one tool every replayed request offers. */
 export const TOOL: ToolParam = {
   name: 'lookup',
@@ -59,8 +62,10 @@ export function replyStep(
   mode: ReplayMode,
   calls: readonly Call[],
   tag: string,
+  wire: ReplayWire = 'chat',
 ): ServerStep {
   const text = calls.length > 0 ? 'Let me look that up.' : 'It means what it says.';
+  if (server === 'tpx' && wire === 'responses') return responsesReplyStep(mode, calls, tag, text);
   if (server === 'tpx') {
     const base = {
       id: `chatcmpl-${tag}`,
@@ -187,8 +192,73 @@ export function replyStep(
   return serverStep.sse(anthropicSse(events));
 }
 
+/** The answer of a Responses API server: an assistant message, then one function call per `calls` entry. */
+function responsesReplyStep(mode: ReplayMode, calls: readonly Call[], tag: string, text: string): ServerStep {
+  const message = {
+    type: 'message',
+    id: `msg_${tag}`,
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+  const functionCalls = calls.map((call, index) => ({
+    type: 'function_call',
+    id: `fc_${tag}_${index}`,
+    call_id: call.id,
+    name: TOOL.name,
+    arguments: JSON.stringify(call.input),
+    status: 'completed',
+  }));
+  const response = {
+    id: `resp_${tag}`,
+    object: 'response',
+    status: 'completed',
+    model: 'replay-upstream',
+    output: [message, ...functionCalls],
+    usage: { input_tokens: 31, output_tokens: 9, total_tokens: 40 },
+  };
+  if (mode === 'send') return serverStep.json(response);
+  const events: Record<string, unknown>[] = [
+    { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } },
+    { type: 'response.output_item.added', output_index: 0, item: { ...message, content: [] } },
+    { type: 'response.output_text.delta', output_index: 0, item_id: message.id, delta: text },
+    { type: 'response.output_item.done', output_index: 0, item: message },
+    ...functionCalls.flatMap((call, index) => [
+      { type: 'response.output_item.added', output_index: index + 1, item: { ...call, arguments: '' } },
+      {
+        type: 'response.function_call_arguments.delta',
+        output_index: index + 1,
+        item_id: call.id,
+        delta: call.arguments.slice(0, 5),
+      },
+      {
+        type: 'response.function_call_arguments.delta',
+        output_index: index + 1,
+        item_id: call.id,
+        delta: call.arguments.slice(5),
+      },
+      { type: 'response.output_item.done', output_index: index + 1, item: call },
+    ]),
+    { type: 'response.completed', response },
+  ];
+  return serverStep.sse(responsesSse(events));
+}
+
+/** SSE frames of Responses events, `event:` line and all. */
+function responsesSse(events: readonly Record<string, unknown>[]): string[] {
+  return events.map((event, index) => {
+    const numbered = { ...event, sequence_number: index };
+    return `event: ${String(event['type'])}\ndata: ${JSON.stringify(numbered)}\n\n`;
+  });
+}
+
 /** How the provider fails one request. */
-export function failureStep(failure: FailureKind, server: ServerName, mode: ReplayMode): ServerStep {
+export function failureStep(
+  failure: FailureKind,
+  server: ServerName,
+  mode: ReplayMode,
+  wire: ReplayWire = 'chat',
+): ServerStep {
   switch (failure) {
     case 'reset':
       return serverStep.reset('before-headers');
@@ -224,6 +294,15 @@ export function failureStep(failure: FailureKind, server: ServerName, mode: Repl
         );
       }
       // A valid start, so the caller has the first event when the stream breaks.
+      if (server === 'tpx' && wire === 'responses') {
+        return serverStep.sse([
+          ...responsesSse([
+            { type: 'response.created', response: { id: 'resp_broken', status: 'in_progress', output: [] } },
+            { type: 'response.output_text.delta', output_index: 0, item_id: 'msg_broken', delta: 'Let me' },
+          ]),
+          'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_\n\n',
+        ]);
+      }
       if (server === 'tpx') {
         const first = {
           id: 'chatcmpl-broken',

@@ -78,6 +78,7 @@ import {
   TOOL,
   type FailureKind,
   type ReplayMode,
+  type ReplayWire,
   type ServerName,
 } from './replay-upstream.js';
 
@@ -166,6 +167,8 @@ export interface Route {
 
 export interface ReplayOptions {
   readonly mode: ReplayMode;
+  /** The `tpx` provider's wire (`TPX_WIRE`). @default 'chat' */
+  readonly wire?: ReplayWire;
   readonly servers: ReplayServers;
   /** Behaviours replayed at once. @default 8 */
   readonly concurrency?: number;
@@ -448,6 +451,7 @@ class BehaviourReplay {
     };
     if (first.param.hasKey) env['ANTHROPIC_API_KEY'] = this.#key;
     if (first.param.hasToken) env['TPX_OAUTH_TOKEN'] = this.#token;
+    if (this.#options.wire === 'responses') env['TPX_WIRE'] = 'responses';
     let transport: ModelTransport;
     try {
       transport = createTransport({ env, maxRetries: 0, ...transportDeadlines(this.#deadline) });
@@ -694,7 +698,8 @@ class BehaviourReplay {
     ]);
 
     const plan = expectation.plan;
-    if (plan.kind === 'fail') return failureStep(plan.failure, server, this.#options.mode);
+    if (plan.kind === 'fail')
+      return failureStep(plan.failure, server, this.#options.mode, this.#options.wire);
     const turn = this.#steps[sendIndex]!.state.turn;
     const calls = plan.ids.map((modelId) => {
       const n = modelIdNumber(modelId);
@@ -703,7 +708,7 @@ class BehaviourReplay {
       return { id, input: { q: `word ${turn}.${n}` } };
     });
     expectation.written = calls.map((call) => call.id);
-    return replyStep(server, this.#options.mode, calls, `r${this.#index}t${turn}`);
+    return replyStep(server, this.#options.mode, calls, `r${this.#index}t${turn}`, this.#options.wire);
   }
 
   #wireShape(record: RecordedRequest, server: ServerName): string {
@@ -711,6 +716,14 @@ class BehaviourReplay {
     const streaming = (body as { stream?: unknown } | undefined)?.stream === true;
     if (streaming !== (this.#options.mode === 'stream'))
       return `a ${streaming ? 'stream' : 'non-stream'} request`;
+    if (server === 'tpx' && this.#options.wire === 'responses') {
+      if (record.url !== '/v1/responses') return `a request to ${record.url}`;
+      const request = body as { input?: unknown; store?: unknown; previous_response_id?: unknown };
+      if (!Array.isArray(request.input) || request.store !== false || 'previous_response_id' in request) {
+        return 'a Responses body without its input, or one that keeps state on the server';
+      }
+      return 'openai';
+    }
     if (server === 'tpx') {
       if (!/\/v1\/chat\/completions$/.test(record.url)) return `a request to ${record.url}`;
       try {
@@ -727,6 +740,7 @@ class BehaviourReplay {
 
   /** The tool ids on the outbound body, as model ids. */
   #wireIds(record: RecordedRequest, server: ServerName): Observation[] {
+    if (server === 'tpx' && this.#options.wire === 'responses') return this.#responsesWireIds(record);
     const messages = (record.json as { messages?: unknown } | undefined)?.messages;
     if (!Array.isArray(messages))
       return [{ variable: 'wireIds', source: 'the outbound body', value: 'no messages' }];
@@ -762,6 +776,43 @@ class BehaviourReplay {
           calls.map((call) => String(call.id)),
           'provider',
         ),
+      },
+    ];
+  }
+
+  /**
+   * The Responses wire's tool ids, as model ids, read as on Chat Completions: the last assistant turn is
+   * the last run of assistant items (`message` with role assistant, `reasoning`, `function_call`); its
+   * calls are that run's `function_call` items, the answers the `function_call_output` items after it.
+   */
+  #responsesWireIds(record: RecordedRequest): Observation[] {
+    const input = (record.json as { input?: unknown } | undefined)?.input;
+    if (!Array.isArray(input))
+      return [{ variable: 'wireIds', source: 'the outbound body', value: 'no input' }];
+    const items = input as { type?: unknown; role?: unknown; call_id?: unknown }[];
+    const isAssistant = (item: { type?: unknown; role?: unknown }): boolean =>
+      item.type === 'function_call' ||
+      item.type === 'reasoning' ||
+      (item.type === 'message' && item.role === 'assistant');
+    const runEnd = items.findLastIndex(isAssistant);
+    const calls: string[] = [];
+    for (let index = runEnd; index >= 0 && isAssistant(items[index]!); index--) {
+      if (items[index]!.type === 'function_call') calls.unshift(String(items[index]!.call_id));
+    }
+    const outputs = items
+      .slice(runEnd + 1)
+      .filter((item) => item.type === 'function_call_output')
+      .map((item) => String(item.call_id));
+    return [
+      {
+        variable: 'wireIds',
+        source: 'call_id of the function_call_output items on the wire',
+        value: this.#modelIds(outputs, 'provider'),
+      },
+      {
+        variable: 'wireIds',
+        source: 'call_id of the last function_call items on the wire',
+        value: this.#modelIds(calls, 'provider'),
       },
     ];
   }
