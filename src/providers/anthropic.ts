@@ -18,6 +18,7 @@ import {
 } from './http-exchange.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
+import { isEventStream } from './media-type.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
@@ -229,7 +230,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           model: request.model,
         });
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
         throw new TransportError(
           'MODEL_EPROTO',

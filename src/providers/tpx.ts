@@ -60,6 +60,7 @@ import {
 import { noteUpstreamModel } from './attempt-notes.js';
 import { MAX_RUN_CHARS, SLICE_CHARS, estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
+import { isEventStream, isJson } from './media-type.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
@@ -343,9 +344,9 @@ export function createTpxProvider(config: TpxConfig): Provider {
       if (response.status < 200 || response.status > 299)
         await failOnStatus(response, context, { url, model: request.model });
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
-        if (contentType.includes('json')) {
+        if (isJson(contentType)) {
           const message = await readJsonAnswer(response, context, request, translated.toolNames);
           yield reportEdits([...messageAsEvents(message)], edits);
           return;
@@ -384,12 +385,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
               const errorObject = (payload as { error?: unknown } | null)?.error ?? payload;
               throw mapStreamErrorObject(errorObject, 'tpx');
             }
-            if (data === '') continue;
+            // `event: ping` is a keep-alive some servers and gateways send; clients skip it.
+            if (data === '' || sse.event === 'ping') continue;
             if (data === '[DONE]') {
               finished = true;
               break;
             }
-            const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
+            const chunk = parseJson(data, 'stream chunk');
+            if (isPing(chunk)) continue;
+            const validated = validateChatCompletionChunk(chunk);
             if (!validated.ok) {
               throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
             }
@@ -518,6 +522,16 @@ async function estimateStreamInputTokens(request: MessagesRequest): Promise<numb
   } catch {
     return undefined;
   }
+}
+
+/** A keep-alive sent as data: `{"type":"ping"}`, with no `choices`. */
+function isPing(payload: unknown): boolean {
+  return (
+    typeof payload === 'object' &&
+    payload !== null &&
+    (payload as { type?: unknown }).type === 'ping' &&
+    !('choices' in payload)
+  );
 }
 
 function parseJsonLoose(text: string): unknown {
