@@ -3,7 +3,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'bench/results.json', '.stryker-tmp/', 'reports/'] },
+  // test/e2e/fixtures/ holds executables the tests spawn (a stand-in for Claude Code), plain JavaScript.
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      'node_modules/',
+      'bench/results.json',
+      'test/e2e/fixtures/',
+      '.stryker-tmp/',
+      'reports/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -5,15 +5,20 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { isTransportError, TransportError } from '../errors.js';
+import { isTransportError } from '../errors.js';
 import { startMockModel, parseMockScript } from '../mock-model/mock-model.js';
 import type { MessagesRequest } from '../protocol/messages.js';
+import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { createTransport } from '../transport/create-transport.js';
-import type { ModelTransport } from '../transport/types.js';
 import { drainRequested, isWorkerProcess } from '../server/worker-process.js';
+import { CLAUDE_HELP, runClaude } from './claude.js';
+import { createCliLogger } from './cli-logger.js';
 import { runDemo } from './demo.js';
+import { describeError, parse, parsePort } from './parse-flags.js';
+import { DOCTOR_HELP, runDoctor } from './doctor.js';
+import { PROXY_FLAGS, proxyTransportOptions, readProxySettings } from './proxy-settings.js';
+import { describeSetup, probeUpstream } from './startup-report.js';
 import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
@@ -23,9 +28,10 @@ export const HELP: Record<string, string> = {
 Usage: tpx <command> [options]
 
 Commands:
+  claude       run Claude Code against the configured upstream (starts a proxy for it)
   serve        run a local Messages-compatible proxy (POST /v1/messages, …)
   send         send one Messages request from a JSON file or stdin
-  doctor       show which provider is selected and why, and check the endpoint
+  doctor       show what tpx would do, check the upstream, and print a fix for each failure
   mock-model   run a scripted OpenAI-compatible model server (offline testing)
   demo         run a complete tool-use round trip against a local scripted model
 
@@ -54,6 +60,21 @@ Options:
   --allow-origin <url>  let web pages of this origin call the proxy (repeatable; TPX_ALLOWED_ORIGINS)
   --public-host <name>  accept this name in Host besides loopback ones (repeatable; TPX_PUBLIC_HOSTS)
   --log-bodies          include request and response bodies in the logs (debugging only)
+
+Upstream (each flag equals its variable; the flag wins):
+  --base-url <url>      the OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (TPX_BASE_URL)
+  --token <token>       the upstream's bearer token (TPX_OAUTH_TOKEN); a local server without auth
+                        accepts any value, e.g. --token local
+  --dialect <name>      the server profile: vllm, llamacpp, ollama, openrouter, … (TPX_DIALECT)
+  --model-map <rules>   pattern=model rules, first match wins: '*haiku*=qwen3-4b,*=qwen3-32b' (TPX_MODEL_MAP)
+  --max-tokens <n>      cap on max_tokens sent upstream (TPX_MAX_TOKENS)
+  --timeout <duration>  whole exchange: 600, 30s, 500ms, 10m (TPX_TIMEOUT)
+  --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
+  --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)
+  --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
+  --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
+                        terminal, JSON otherwise
+
   --wire <chat|responses>  tpx: Chat Completions or the OpenAI Responses API upstream [TPX_WIRE]
 ${OPERATIONS_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
@@ -67,16 +88,8 @@ Message as JSON, or with --stream the text as it arrives.
 Options:
   --stream    stream the answer and print text as it arrives
 `,
-  doctor: `Usage: tpx doctor [--probe] [--model name]
-
-Shows which provider is selected and why (never a secret) — for tpx also the dialect profile and where
-the token comes from — checks that the endpoint is reachable and accepts the credentials, and prints a
-fix for each failure.
-
-Options:
-  --probe          also send one tiny request (16 output tokens at most) and report the answer
-  --model <name>   the model for the probe (default claude-haiku-4-5; the tpx path sends TPX_MODEL when set)
-`,
+  doctor: DOCTOR_HELP,
+  claude: CLAUDE_HELP,
   'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
 
 Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions (JSON and streaming),
@@ -90,9 +103,6 @@ agent loop with two local tools (add, now), printing every exchange. Needs no ne
 `,
 };
 
-/** The model a `doctor --probe` asks when none is named (the tpx path sends TPX_MODEL instead when set). */
-const DEFAULT_PROBE_MODEL = 'claude-haiku-4-5';
-
 function version(): string {
   const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
@@ -100,44 +110,10 @@ function version(): string {
   return packageJson.version;
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
-
-interface ParsedArgs {
-  values: Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-function parse(args: string[], options: OptionSpec, allowPositionals: boolean): ParsedArgs {
-  try {
-    const parsed = parseArgs({
-      args,
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals,
-      strict: true,
-    });
-    return { values: parsed.values, positionals: parsed.positionals };
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-}
-
-function parsePort(value: string | boolean | undefined, fallback: number): number {
-  if (value === undefined || typeof value === 'boolean') return fallback;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new UsageError(`--port must be a whole number from 0 to 65535, got ${value}`);
-  return port;
-}
-
 /** A repeatable flag's values, else the comma-separated variable's; the flag wins when given. */
 function listOption(flag: unknown, variable: string | undefined): string[] {
   const values = Array.isArray(flag) ? flag.map(String) : (variable ?? '').split(',');
   return values.map((value) => value.trim()).filter((value) => value !== '');
-}
-
-function describeError(error: unknown): string {
-  if (isTransportError(error)) return `${error.code} (${error.status}): ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function serve(args: string[], io: CliIo): Promise<number> {
@@ -151,6 +127,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       ...OPERATIONS_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
+      ...PROXY_FLAGS,
       wire: { type: 'string' },
     },
     false,
@@ -162,7 +139,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   // Loaded only to serve: the other commands start without prom-client and the cluster supervisor.
   const { deferredTransportObserver, readOperations, serveWithWorkers, startObservability, warmUp } =
     await import('./serve-operations.js');
-  const operations = readOperations(values, io.env);
+  const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(
       operations,
@@ -172,11 +149,16 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   }
   const observer = deferredTransportObserver();
   // --wire means what TPX_WIRE means (and wins over it); selection reports it as TPX_WIRE.
-  const env = typeof values['wire'] === 'string' ? { ...io.env, TPX_WIRE: values['wire'] } : io.env;
-  const transport = createTransport({ env, observer });
+  const settings = readProxySettings(values, io.env);
+  const env =
+    typeof values['wire'] === 'string' ? { ...settings.env, TPX_WIRE: values['wire'] } : settings.env;
+  const instanceId = createInstanceId();
+  const transport = createTransport({ ...proxyTransportOptions(settings, instanceId), env, observer });
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
   const serveOptions: Parameters<typeof startServer>[0] = {
     transport,
+    instanceId,
+    logger: createCliLogger(settings.logLevel, process.stdout.isTTY),
     host: typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
     port: parsePort(values['port'], 8787),
     insecureNoAuth: values['insecure-no-auth'] === true,
@@ -209,13 +191,17 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     io.stderr(
       [
         `tpx serve listening on ${server.url}`,
-        `  provider: ${transport.provider} (${transport.selection.reason})`,
-        '',
-        'Point Claude Code or any Messages client at it:',
-        `  ANTHROPIC_BASE_URL=${server.url}`,
+        ...describeSetup(transport, settings.env),
         serveOptions.proxyToken === undefined
-          ? '  ANTHROPIC_API_KEY=unused   # any value; the proxy uses its own start-up credentials'
-          : '  ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN"   # the proxy requires its token',
+          ? '  inbound auth: none (any client key is accepted; the proxy uses its own start-up credentials)'
+          : '  inbound auth: clients must present TPX_PROXY_TOKEN',
+        ...(await probeUpstream(transport)),
+        '',
+        // Set for one command only: exported in this shell, a restarted proxy would forward to itself.
+        'Point Claude Code at it (or run `tpx claude`, which does this for you):',
+        serveOptions.proxyToken === undefined
+          ? `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN=unused claude`
+          : `  ANTHROPIC_BASE_URL=${server.url} ANTHROPIC_AUTH_TOKEN="$TPX_PROXY_TOKEN" claude`,
         '',
       ].join('\n'),
     );
@@ -285,107 +271,6 @@ async function send(args: string[], io: CliIo): Promise<number> {
     return isTransportError(error) && (error.code === 'MODEL_ECONFIG' || error.code === 'MODEL_EINVAL')
       ? EXIT_USAGE
       : EXIT_EXCHANGE_ERROR;
-  } finally {
-    await transport.close();
-  }
-}
-
-/** The fix to suggest for each way the endpoint check can fail. */
-function fixFor(error: unknown, transport: ModelTransport): string {
-  if (!isTransportError(error)) return 'unexpected failure; run with a debugger or report it';
-  const base = transport.provider === 'anthropic' ? 'ANTHROPIC_BASE_URL' : 'TPX_BASE_URL';
-  switch (error.code) {
-    case 'MODEL_EAUTH':
-      return transport.provider === 'none'
-        ? 'set ANTHROPIC_API_KEY, or TPX_OAUTH_TOKEN (or TPX_OAUTH_TOKEN_FILE / TPX_OAUTH_TOKEN_COMMAND) with TPX_BASE_URL'
-        : 'the endpoint refused the credentials: check the key or token, and that it has not expired';
-    case 'MODEL_ETRANSPORT':
-    case 'MODEL_ETIMEOUT':
-      return `the endpoint cannot be reached: check ${base}, that the server is running, and the network`;
-    case 'MODEL_EHTTP':
-      return error.status === 404
-        ? `the endpoint answered 404: check that ${base} is the API root (for OpenAI-compatible servers it usually ends in /v1)`
-        : `the endpoint answered ${error.status}: see the message above`;
-    case 'MODEL_EPROTO':
-      return `the endpoint did not answer like the expected API: check ${base}`;
-    case 'MODEL_EINVAL':
-    case 'MODEL_EPAIRING':
-    case 'MODEL_EABORTED':
-    case 'MODEL_ETOOBIG':
-    case 'MODEL_ECONFIG':
-      return 'see the message above';
-  }
-}
-
-/** What the token source does, for each kind (never the token). */
-const TOKEN_SOURCE_NOTES: Record<'static' | 'file' | 'command', string> = {
-  static: 'a fixed token, read once at start-up',
-  file: 're-read when the file changes (checked at most once per exchange, and after a 401)',
-  command: 'run at start-up and again when the endpoint answers 401',
-};
-
-/** The `tpx` dialect and token source lines of `tpx doctor`; empty for other providers. */
-function describeTpxSetup(transport: ModelTransport): string {
-  const { dialect, tokenSource } = transport.selection;
-  let text = '';
-  if (dialect !== undefined) text += `dialect: ${dialect.name}\n  why: ${dialect.reason}\n`;
-  const { wire } = transport.selection;
-  if (wire !== undefined) text += `wire: ${wire.name}\n  why: ${wire.reason}\n`;
-  if (tokenSource !== undefined) {
-    text += `token source: ${tokenSource.kind} (${tokenSource.origin})\n  ${TOKEN_SOURCE_NOTES[tokenSource.kind]}\n`;
-  }
-  return text;
-}
-
-async function doctor(args: string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, { probe: { type: 'boolean' }, model: { type: 'string' } }, false);
-  if (values['help'] === true) {
-    io.stdout(HELP['doctor']!);
-    return EXIT_OK;
-  }
-  let transport: ModelTransport;
-  try {
-    transport = createTransport({ env: io.env });
-  } catch (error) {
-    io.stdout(`configuration: invalid\n  ${describeError(error)}\n`);
-    return EXIT_USAGE;
-  }
-  try {
-    io.stdout(`provider: ${transport.provider}\n  why: ${transport.selection.reason}\n`);
-    io.stdout(describeTpxSetup(transport));
-    if (transport.provider === 'none') {
-      io.stdout(`endpoint: none\n  fix: ${fixFor(new TransportError('MODEL_EAUTH', ''), transport)}\n`);
-      return EXIT_EXCHANGE_ERROR;
-    }
-    if (transport.listModels === undefined) {
-      io.stdout('endpoint: not checked\n');
-      return EXIT_OK;
-    }
-    try {
-      await transport.listModels({ timeoutMs: 10_000, maxRetries: 0 });
-      io.stdout('endpoint: reachable, credentials accepted\n');
-    } catch (error) {
-      io.stdout(
-        `endpoint: check failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`,
-      );
-      return EXIT_EXCHANGE_ERROR;
-    }
-    if (values['probe'] !== true) return EXIT_OK;
-    // One tiny real exchange: the only way to know that the model answers, not just the server.
-    const model = typeof values['model'] === 'string' ? values['model'] : DEFAULT_PROBE_MODEL;
-    try {
-      const message = await transport.send(
-        { model, max_tokens: 16, messages: [{ role: 'user', content: 'Reply with the word ok.' }] },
-        { timeoutMs: 30_000, maxRetries: 0 },
-      );
-      io.stdout(
-        `probe: the model answered (stop_reason ${String(message.stop_reason)}, ${message.usage.output_tokens} output tokens)\n`,
-      );
-      return EXIT_OK;
-    } catch (error) {
-      io.stdout(`probe: failed\n  error: ${describeError(error)}\n  fix: ${fixFor(error, transport)}\n`);
-      return EXIT_EXCHANGE_ERROR;
-    }
   } finally {
     await transport.close();
   }
@@ -461,7 +346,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'send':
         return await send(rest, io);
       case 'doctor':
-        return await doctor(rest, io);
+        return await runDoctor(rest, io);
+      case 'claude':
+        return await runClaude(rest, io);
       case 'mock-model':
         return await mockModel(rest, io);
       case 'demo': {

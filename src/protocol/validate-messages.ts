@@ -202,7 +202,9 @@ const DELTA_VALIDATORS: ReadonlyMap<string, Checker> = new Map([
   ['signature_delta', compile(Obj({ type: Type.Literal('signature_delta'), signature: Str() }))],
   ['citations_delta', compile(Obj({ type: Type.Literal('citations_delta'), citation: Type.Unknown() }))],
 ]);
-const DeltaSchema = Obj({ type: Literals(...DELTA_VALIDATORS.keys()) });
+// Any delta type is accepted, as any block type is: Anthropic adds new ones often, and a client that
+// does not know one skips it (the official SDK does); the known ones are checked field by field below.
+const DeltaSchema = Obj({ type: Str() });
 const Index = Type.Integer({ minimum: 0 });
 
 const EVENT_VALIDATORS: ReadonlyMap<string, Checker> = new Map([
@@ -261,8 +263,8 @@ export function validateStreamEvent(
   }
   if (type === 'content_block_delta') {
     const delta = (value as { delta: { type: string } }).delta;
-    const deltaValidator = DELTA_VALIDATORS.get(delta.type)!;
-    if (!deltaValidator.check(delta)) {
+    const deltaValidator = DELTA_VALIDATORS.get(delta.type);
+    if (deltaValidator !== undefined && !deltaValidator.check(delta)) {
       return {
         ok: false,
         message: `content_block_delta: ${describeErrors(deltaValidator.errors(delta), 1, '/delta')}`,

@@ -16,7 +16,9 @@ import {
   type AttemptContext,
   type HttpResponse,
 } from './http-exchange.js';
+import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
+import { isEventStream } from './media-type.js';
 import type { Provider, ReportResponse } from './provider.js';
 import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
@@ -80,8 +82,14 @@ function buildBody(
   return JSON.stringify({ ...request, stream: streaming });
 }
 
-async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
-  throw await upstreamError(response, context, 'anthropic');
+async function failOnStatus(
+  response: HttpResponse,
+  context: AttemptContext,
+  call?: { url: string; model: string },
+): Promise<never> {
+  const error = await upstreamError(response, context, 'anthropic');
+  if (call === undefined) throw error;
+  throw explainUpstreamError(error, { method: 'POST', ...call, baseUrlVariable: 'ANTHROPIC_BASE_URL' });
 }
 
 function parseJson(text: string, what: string): unknown {
@@ -179,7 +187,11 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         context,
       );
       report(response.status, pickResponseHeaders(response.headers));
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, {
+          url: buildUrl(config.baseUrl, options.query),
+          model: request.model,
+        });
       const text = await readBody(response, context);
       const payload = parseJson(text, 'response');
       const answeredError = readErrorBody(payload);
@@ -212,9 +224,13 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         context,
       );
       report(response.status, pickResponseHeaders(response.headers));
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, {
+          url: buildUrl(config.baseUrl, options.query),
+          model: request.model,
+        });
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
         throw new TransportError(
           'MODEL_EPROTO',

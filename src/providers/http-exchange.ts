@@ -15,7 +15,9 @@ import {
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
 import type { Cancellation } from '../transport/cancellation.js';
 import type { Deadlines } from '../transport/types.js';
+import type { Transform } from 'node:stream';
 import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
+import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
 
 export { ResponseBody };
@@ -131,6 +133,9 @@ export function httpRequest(
       exchange.offAbort(onExchangeAbort);
     };
     exchange.onAbort(onExchangeAbort);
+    /** Where body bytes go when the answer is compressed: the first of its decoders. */
+    let decoderInput: Transform | undefined;
+    let decoders: Transform[] = [];
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abort: (reason?: Error) => void) {
         abortRequest = abort;
@@ -141,19 +146,50 @@ export function httpRequest(
         headersReceived = true;
         clearTimeout(timer);
         timer = undefined;
-        body.attach((reason) => abortRequest?.(reason), resume);
-        resolve({ status: statusCode, headers: parseRawHeaders(rawHeaders), body });
+        const headers = parseRawHeaders(rawHeaders);
+        try {
+          decoders = contentDecoders(headers['content-encoding'], context.provider);
+        } catch (error) {
+          const failure = classifyError(error, context);
+          finish();
+          reject(failure);
+          abortRequest?.(failure);
+          return false;
+        }
+        if (decoders.length === 0) {
+          body.attach((reason) => abortRequest?.(reason), resume);
+        } else {
+          decoderInput = decodeInto(body, decoders, context, headers['content-encoding']!, (reason) =>
+            abortRequest?.(reason),
+          );
+          const output = decoders.at(-1)!;
+          body.attach(
+            (reason) => {
+              abortRequest?.(reason);
+              for (const decoder of decoders) decoder.destroy();
+            },
+            () => {
+              output.resume();
+              resume();
+            },
+          );
+          decoderInput.on('drain', resume);
+        }
+        resolve({ status: statusCode, headers, body });
         return true;
       },
       onData(chunk: Buffer) {
+        if (decoderInput !== undefined) return decoderInput.write(chunk);
         return body.push(chunk);
       },
       onComplete() {
         finish();
-        body.end();
+        if (decoderInput !== undefined) decoderInput.end();
+        else body.end();
       },
       onError(error: Error) {
         finish();
+        for (const decoder of decoders) decoder.destroy();
         if (headersReceived) body.fail(error);
         else reject(classifyError(error, context));
       },
@@ -165,10 +201,10 @@ export function httpRequest(
           origin,
           path,
           method: init.method,
+          // Compression is decoded when a server applies it anyway (see content-decoder.ts), but asked
+          // not to: the answers are generated token by token, and decoding costs the proxy CPU.
           headers: withNotedHeaders(
-            context.upstreamHeaders === undefined
-              ? init.headers
-              : { ...init.headers, ...context.upstreamHeaders },
+            { 'accept-encoding': 'identity', ...init.headers, ...context.upstreamHeaders },
             context.notes,
           ),
           body: init.body ?? null,
@@ -182,6 +218,49 @@ export function httpRequest(
       reject(classifyError(error, context));
     }
   });
+}
+
+/**
+ * Pipes a compressed body through its decoders into `body`, and returns where the raw bytes go. Decoded
+ * bytes past the response limit end the body (a small compressed answer can decode to gigabytes); a
+ * body that cannot be decoded fails with `MODEL_EPROTO` naming its encoding.
+ */
+function decodeInto(
+  body: ResponseBody,
+  decoders: Transform[],
+  context: AttemptContext,
+  encoding: string,
+  abort: (reason: Error) => void,
+): Transform {
+  for (let index = 1; index < decoders.length; index++) decoders[index - 1]!.pipe(decoders[index]!);
+  const output = decoders.at(-1)!;
+  let decodedBytes = 0;
+  const fail = (error: TransportError) => {
+    body.fail(error);
+    abort(error);
+    for (const decoder of decoders) decoder.destroy();
+  };
+  output.on('data', (chunk: Buffer) => {
+    decodedBytes += chunk.length;
+    if (decodedBytes > context.maxResponseBytes) {
+      fail(tooBig(context.maxResponseBytes, context.provider));
+      return;
+    }
+    if (!body.push(chunk)) output.pause();
+  });
+  output.on('end', () => body.end());
+  for (const decoder of decoders) {
+    decoder.on('error', (error: Error) => {
+      fail(
+        new TransportError(
+          'MODEL_EPROTO',
+          `the ${context.provider} response body could not be decoded as ${encoding}: ${error.message}`,
+          { provider: context.provider, cause: error },
+        ),
+      );
+    });
+  }
+  return decoders[0]!;
 }
 
 /**
@@ -328,6 +407,14 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
       },
     );
   }
+  if (code === 'ECONNREFUSED' || refusedInside(error)) {
+    const where = refusedAddress(error) ?? 'the upstream address';
+    return new TransportError(
+      'MODEL_ETRANSPORT',
+      `nothing is listening at ${where} (connection refused, ECONNREFUSED): the ${provider} upstream is not running there, or the base URL names the wrong host or port`,
+      { provider, cause: error },
+    );
+  }
   const detail = error instanceof Error ? error.message : String(error);
   const codeText = typeof code === 'string' ? ` (${code})` : '';
   return new TransportError(
@@ -338,6 +425,25 @@ export function classifyError(error: unknown, context: AttemptContext): Transpor
       cause: error,
     },
   );
+}
+
+/** Whether an aggregate connect failure (every address of a name tried) was refused on each. */
+function refusedInside(error: unknown): boolean {
+  const errors = (error as { errors?: unknown } | null)?.errors;
+  return (
+    Array.isArray(errors) &&
+    errors.length > 0 &&
+    errors.every((inner) => (inner as { code?: unknown } | null)?.code === 'ECONNREFUSED')
+  );
+}
+
+/** `host:port` of a refused connection, from the error node gives (or the first of an aggregate). */
+function refusedAddress(error: unknown): string | undefined {
+  const first = refusedInside(error) ? (error as { errors: unknown[] }).errors[0] : error;
+  const { address, port } = (first ?? {}) as { address?: unknown; port?: unknown };
+  if (typeof address !== 'string') return undefined;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return typeof port === 'number' ? `${host}:${port}` : host;
 }
 
 /**

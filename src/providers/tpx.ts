@@ -59,6 +59,8 @@ import {
 } from './http-exchange.js';
 import { noteUpstreamModel } from './attempt-notes.js';
 import { MAX_RUN_CHARS, SLICE_CHARS, estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
+import { explainUpstreamError } from './explain-upstream-error.js';
+import { isEventStream, isJson } from './media-type.js';
 import { inspectOpenAiUpstream, propsUrlFor } from './inspect-upstream.js';
 import { messageAsEvents } from './message-as-events.js';
 import { appendEvents, type Provider, type ReportResponse } from './provider.js';
@@ -96,8 +98,13 @@ function parseJson(text: string, what: string): unknown {
   return parseUpstreamJson(text, what, 'tpx');
 }
 
-async function failOnStatus(response: HttpResponse, context: AttemptContext): Promise<never> {
-  throw await upstreamError(response, context, 'tpx');
+async function failOnStatus(
+  response: HttpResponse,
+  context: AttemptContext,
+  call: { url: string; model?: string },
+): Promise<never> {
+  const error = await upstreamError(response, context, 'tpx');
+  throw explainUpstreamError(error, { method: 'POST', ...call, baseUrlVariable: 'TPX_BASE_URL' });
 }
 
 /** Creates the OpenAI-compatible provider. */
@@ -187,7 +194,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
         accept: streaming ? 'text/event-stream' : 'application/json',
       };
       const response = await sendAuthorized(url, { method: 'POST', headers, body }, context, report);
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299) await failOnStatus(response, context, { url });
       return response;
     };
   }
@@ -296,7 +303,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
         context,
         report,
       );
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, { url, model: request.model });
       return withAppliedEdits(await readJsonAnswer(response, context, request, translated.toolNames), edits);
     },
 
@@ -333,11 +341,12 @@ export function createTpxProvider(config: TpxConfig): Provider {
       sent.catch(() => undefined);
       const inputTokensEstimate = await estimateStreamInputTokens(request);
       const response = await sent;
-      if (response.status < 200 || response.status > 299) await failOnStatus(response, context);
+      if (response.status < 200 || response.status > 299)
+        await failOnStatus(response, context, { url, model: request.model });
       const contentType = response.headers['content-type'] ?? '';
-      if (!contentType.includes('text/event-stream')) {
+      if (!isEventStream(contentType)) {
         // Some servers ignore `stream: true` and answer JSON; translate that answer as a stream.
-        if (contentType.includes('json')) {
+        if (isJson(contentType)) {
           const message = await readJsonAnswer(response, context, request, translated.toolNames);
           yield reportEdits([...messageAsEvents(message)], edits);
           return;
@@ -376,12 +385,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
               const errorObject = (payload as { error?: unknown } | null)?.error ?? payload;
               throw mapStreamErrorObject(errorObject, 'tpx');
             }
-            if (data === '') continue;
+            // `event: ping` is a keep-alive some servers and gateways send; clients skip it.
+            if (data === '' || sse.event === 'ping') continue;
             if (data === '[DONE]') {
               finished = true;
               break;
             }
-            const validated = validateChatCompletionChunk(parseJson(data, 'stream chunk'));
+            const chunk = parseJson(data, 'stream chunk');
+            if (isPing(chunk)) continue;
+            const validated = validateChatCompletionChunk(chunk);
             if (!validated.ok) {
               throw protocolError(`the tpx stream sent an invalid chunk: ${validated.message}`);
             }
@@ -510,6 +522,16 @@ async function estimateStreamInputTokens(request: MessagesRequest): Promise<numb
   } catch {
     return undefined;
   }
+}
+
+/** A keep-alive sent as data: `{"type":"ping"}`, with no `choices`. */
+function isPing(payload: unknown): boolean {
+  return (
+    typeof payload === 'object' &&
+    payload !== null &&
+    (payload as { type?: unknown }).type === 'ping' &&
+    !('choices' in payload)
+  );
 }
 
 function parseJsonLoose(text: string): unknown {

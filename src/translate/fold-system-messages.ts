@@ -32,6 +32,14 @@ export function systemMessageAsUserText(text: string): string {
   return `<system-message>\n${text}\n</system-message>`;
 }
 
+/**
+ * A system message's text: its text parts (sent as parts only to carry `cache_control`) joined as the
+ * translator joins system blocks. Folding drops their cache markers.
+ */
+function systemText(content: string | readonly { text: string }[]): string {
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('\n\n');
+}
+
 /** The messages with at most one system message, first (see the module comment). */
 export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   const leading: string[] = [];
@@ -39,7 +47,8 @@ export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessag
   for (; position < messages.length; position++) {
     const message = messages[position]!;
     if (message.role !== 'system' && message.role !== 'developer') break;
-    if (message.content !== '') leading.push(message.content);
+    const text = systemText(message.content);
+    if (text !== '') leading.push(text);
   }
   const folded: ChatMessage[] = leading.length > 0 ? [{ role: 'system', content: leading.join('\n\n') }] : [];
 
@@ -48,7 +57,8 @@ export function foldSystemMessages(messages: readonly ChatMessage[]): ChatMessag
   for (; position < messages.length; position++) {
     const message = messages[position]!;
     if (message.role === 'system' || message.role === 'developer') {
-      if (message.content !== '') waiting.push(systemMessageAsUserText(message.content));
+      const text = systemText(message.content);
+      if (text !== '') waiting.push(systemMessageAsUserText(text));
       continue;
     }
     if (waiting.length > 0) {

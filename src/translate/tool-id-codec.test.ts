@@ -107,6 +107,8 @@ describe('encodeToolId / decodeToolId', () => {
       'tpx_xYQ',
       'tpx_uYQ',
       'tpx_edA', // 't' encoded, but 't' passes through unchanged, so the codec never writes this
+      'abcdeLg', // outside the namespace, though its tail is the payload of '.'
+      'tpx_dZeLjd2eA', // no occurrence number after the d, though 'd2' followed by a payload comes later
     ]) {
       expect(decodeToolId(id)).toBe(id);
     }

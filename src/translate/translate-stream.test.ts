@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../errors.js';
-import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
+import type { ChatCompletionChunk, ChatCompletionResponse } from '../protocol/chat-completions.js';
 import type { Message, MessageStreamEvent } from '../protocol/messages.js';
 import { accumulateStream } from '../protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { encodeToolIds } from './tool-id-codec.js';
+import { translateResponse } from './translate-response.js';
 import { StreamTranslator, translateStream, type StreamContext } from './translate-stream.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
@@ -879,6 +880,23 @@ describe('StreamTranslator: tool calls', () => {
       { type: 'tool_use', id: 'first', name: 'f', input: { city: 'Paris' } },
       { type: 'tool_use', id: 'second', name: 'f', input: {} },
     ]);
+  });
+
+  it('gives the message translateResponse gives for llama.cpp’s recorded stream of a call cut at "{"', () => {
+    // Recorded from llama.cpp b11669: the same request, once as JSON, once streamed.
+    const streamed = complete(recorded('llamacpp/tiny-tools.parallel-call-cut-by-length.stream.sse'));
+    const json = JSON.parse(
+      readFileSync(new URL('llamacpp/tiny-tools.parallel-call-cut-by-length.json', FIXTURES), 'utf8'),
+    ) as ChatCompletionResponse;
+    const sent = translateResponse(json, context());
+    expect(streamed.stop_reason).toBe('max_tokens');
+    const shape = (message: Message) =>
+      message.content.map((block) => ({
+        ...block,
+        id: (block as { id?: string }).id === undefined ? undefined : '<id>',
+      }));
+    expect(shape(streamed)).toEqual(shape(sent));
+    expect(streamed.content.at(-1)).toMatchObject({ type: 'tool_use', name: 'get_weather', input: {} });
   });
 
   it('refuses a cut call whose arguments are not even the beginning of a JSON object', () => {

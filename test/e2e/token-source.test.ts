@@ -463,12 +463,23 @@ describe('tpx doctor', () => {
   it('reports the dialect and the token source, never the token', async () => {
     const source = tokenCommand('doctor');
     answer = (record) =>
-      record.url === '/v1/models' && record.headers['authorization'] === `Bearer ${source.token(1)}`
-        ? step.json({
-            object: 'list',
-            data: [{ id: 'qwen3-8b', object: 'model', created: 1, owned_by: 'vllm' }],
-          })
-        : refused(record);
+      record.headers['authorization'] !== `Bearer ${source.token(1)}`
+        ? refused(record)
+        : record.url === '/v1/models'
+          ? step.json({
+              object: 'list',
+              data: [{ id: 'qwen3-8b', object: 'model', created: 1, owned_by: 'vllm' }],
+            })
+          : record.url === '/v1/chat/completions'
+            ? step.json({
+                id: 'chatcmpl-doctor',
+                object: 'chat.completion',
+                created: 1,
+                model: 'qwen3-8b',
+                choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+                usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
+              })
+            : step.json({ detail: 'Not Found' }, { status: 404 });
     const result = await doctor({
       TPX_OAUTH_TOKEN_COMMAND: source.command,
       TPX_BASE_URL: `${server.url}/v1`,
@@ -476,9 +487,10 @@ describe('tpx doctor', () => {
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('provider: tpx');
-    expect(result.stdout).toContain('dialect: vllm\n  why: TPX_DIALECT is set');
-    expect(result.stdout).toContain('token source: command (TPX_OAUTH_TOKEN_COMMAND)');
-    expect(result.stdout).toContain('endpoint: reachable');
+    expect(result.stdout).toContain('dialect: vllm (TPX_DIALECT is set)');
+    expect(result.stdout).toContain('token: from TPX_OAUTH_TOKEN_COMMAND (command)');
+    expect(result.stdout).toContain("claude-sonnet-4-5 → qwen3-8b (the upstream's only model)");
+    expect(result.stdout).toContain('all checks passed');
     expect(result.stdout + result.stderr).not.toContain(source.token(1));
   });
 
@@ -489,8 +501,8 @@ describe('tpx doctor', () => {
     const result = await doctor({ TPX_OAUTH_TOKEN_FILE: file, TPX_BASE_URL: `${server.url}/v1` });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('dialect: openai-generic');
-    expect(result.stdout).toContain('token source: file (TPX_OAUTH_TOKEN_FILE)');
-    expect(result.stdout).toContain('MODEL_EAUTH');
+    expect(result.stdout).toContain('token: from TPX_OAUTH_TOKEN_FILE (file)');
+    expect(result.stdout).toContain('refused the bearer token from TPX_OAUTH_TOKEN_FILE');
     expect(result.stdout).toContain('refused the credentials');
     expect(result.stdout + result.stderr).not.toContain('doctor-file-secret-88');
   });

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'vitest';
 import type { DeadlineName, Message, MessagesErrorType, TransportErrorCode } from '../../src/index.js';
 import { step, type Step } from '../helpers/scripted-server.js';
@@ -665,6 +666,111 @@ export const FAULT_MODES: readonly FaultMode[] = [
       return frames(context, openAiFrames(openAiTextChunks().map((chunk) => ({ ...chunk, ...extra }))));
     },
     expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'future-delta-and-block-types',
+    upstream: 'adds a content block of a type from the future, extended by a delta type from the future',
+    providers: ['anthropic'],
+    script: (context) => {
+      if (!context.stream) {
+        const body = anthropicMessage();
+        return step.json(
+          { ...body, content: [...body.content, { type: 'future_block', detail: { a: 1 } }] },
+          { headers: CLOSE },
+        );
+      }
+      const events = anthropicTextEvents();
+      const end = events.length - 2;
+      const future = [
+        { type: 'content_block_start', index: 1, content_block: { type: 'future_block', detail: {} } },
+        { type: 'content_block_delta', index: 1, delta: { type: 'future_delta', detail: 'more' } },
+        { type: 'content_block_stop', index: 1 },
+      ];
+      return frames(context, anthropicFrames([...events.slice(0, end), ...future, ...events.slice(end)]));
+    },
+    // Forwarded, not fatal: Anthropic adds block and delta types often, and clients skip what they do not know.
+    expected: { send: message(), stream: message() },
+    checkMessage: (message) => {
+      expect(message.content.map((block) => block.type)).toEqual(['text', 'future_block']);
+      expect((message.content[0] as { text: string }).text).toBe(ANSWER_TEXT);
+    },
+  },
+  {
+    name: 'named-ping-events',
+    upstream: 'interleaves `event: ping` keep-alives (and, for tpx, `{"type":"ping"}` data) with the events',
+    script: (context) => {
+      if (!context.stream) return good(context);
+      const list = [...goodFrames(context.provider)];
+      const pings =
+        context.provider === 'anthropic'
+          ? ['event: ping\ndata: {"type": "ping"}\n\n']
+          : ['event: ping\ndata: {"type": "ping"}\n\n', 'data: {"type": "ping"}\n\n'];
+      list.splice(1, 0, ...pings);
+      list.splice(3, 0, ...pings);
+      return frames(context, list);
+    },
+    expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'mixed-case-content-type',
+    upstream: 'names its media type in mixed case with parameters (`Text/Event-Stream; Charset=UTF-8`)',
+    script: (context) =>
+      bytes(
+        200,
+        {
+          'content-type': context.stream
+            ? 'Text/Event-Stream; Charset=UTF-8'
+            : 'Application/JSON; Charset=UTF-8',
+          ...CLOSE,
+        },
+        [Buffer.from(goodText(context))],
+      ),
+    expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'gzip-answer',
+    upstream: 'compresses the answer with gzip although asked for identity',
+    script: (context) =>
+      bytes(200, { ...headersFor(context), 'content-encoding': 'gzip' }, [gzipSync(goodText(context))]),
+    expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'brotli-answer',
+    upstream: 'compresses the answer with br, in two writes',
+    script: (context) => {
+      const compressed = brotliCompressSync(goodText(context));
+      const half = Math.floor(compressed.length / 2);
+      return bytes(
+        200,
+        { ...headersFor(context), 'content-encoding': 'br' },
+        [compressed.subarray(0, half), compressed.subarray(half)],
+        5,
+      );
+    },
+    expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'deflate-answer',
+    upstream: 'compresses the answer with deflate',
+    script: (context) =>
+      bytes(200, { ...headersFor(context), 'content-encoding': 'deflate' }, [deflateSync(goodText(context))]),
+    expected: { send: message(), stream: message() },
+  },
+  {
+    name: 'corrupt-gzip-answer',
+    upstream: 'declares content-encoding gzip and sends bytes that are not gzip',
+    script: (context) =>
+      bytes(200, { ...headersFor(context), 'content-encoding': 'gzip' }, [Buffer.from(goodText(context))]),
+    expected: { send: protocol(), stream: protocol() },
+  },
+  {
+    name: 'unknown-content-encoding',
+    upstream: 'answers with content-encoding: compress, a coding nobody decodes',
+    script: (context) =>
+      bytes(200, { ...headersFor(context), 'content-encoding': 'compress' }, [
+        Buffer.from(goodText(context)),
+      ]),
+    expected: { send: protocol(), stream: protocol() },
   },
   {
     name: 'data-after-end',

@@ -1,0 +1,202 @@
+/**
+ * `tpx doctor`: says what the proxy would do and checks each part of it, printing only what it checked.
+ *
+ * 1. the configuration (provider, why, upstream URL, dialect, token source, mapping, cap, ignored settings);
+ * 2. the base URL's shape (an endpoint pasted whole is refused before any call);
+ * 3. the model list (`GET …/models`): a JSON list, or what answered instead (an HTML page, a 404 — then
+ *    `…/v1/models` is tried, to suggest the URL that works);
+ * 4. the mapping of Claude Code's model names against that list;
+ * 5. one tiny chat request (at most 16 output tokens), which must come back as a real Chat Completions
+ *    (or Messages) answer, translated.
+ *
+ * Exit 0 only when every check passed; 1 when one failed (each failure prints its fix); 2 for a
+ * configuration that cannot work.
+ *
+ * @module
+ */
+import { TransportError, isTransportError } from '../errors.js';
+import { createTransport } from '../transport/create-transport.js';
+import type { ModelTransport, UpstreamReport } from '../transport/types.js';
+import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from './output.js';
+import { describeError, parse } from './parse-flags.js';
+import { PROXY_FLAGS, readProxySettings } from './proxy-settings.js';
+import { describeReport, describeSetup } from './startup-report.js';
+import {
+  adviseOnError,
+  adviseOnReport,
+  baseUrlVariable,
+  endpointPastedAsBase,
+  USUAL_PORTS,
+} from './upstream-advice.js';
+
+export const DOCTOR_HELP = `Usage: tpx doctor [--model name] [--base-url URL] [--token T] [--dialect D] [--model-map RULES]
+
+Shows what tpx would do with this configuration and checks every part of it, printing the URL it calls:
+the provider and why (never a secret), the dialect, the model mapping and output cap, the upstream's
+model list, and one tiny chat request (at most 16 output tokens) that must come back as a real answer.
+Each failed check prints its fix. Exit 0 only when every check passed.
+
+Options:
+  --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-4-5,
+                   mapped as the proxy would)
+  --base-url, --token, --dialect, --model-map, --max-tokens, --timeout …   as for tpx serve
+                   (a local server without auth accepts any token, e.g. --token local)
+`;
+
+/** The names Claude Code asks for by default: the doctor shows where each would go. */
+const CLAUDE_CODE_MODELS = ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'];
+const DEFAULT_CHECK_MODEL = 'claude-sonnet-4-5';
+const CHECK_TIMEOUT_MS = 10_000;
+const CHAT_TIMEOUT_MS = 60_000;
+
+function fail(io: CliIo, what: string, problem: string, fix: string): number {
+  io.stdout(`${what}: FAILED\n  ${problem}\n  fix: ${fix}\n`);
+  return EXIT_EXCHANGE_ERROR;
+}
+
+/** The model list, or the failure's exit code after printing it. */
+async function checkModelList(
+  transport: ModelTransport,
+  env: Record<string, string | undefined>,
+  io: CliIo,
+): Promise<UpstreamReport | number> {
+  const inspect = transport.inspectUpstream!.bind(transport);
+  let report: UpstreamReport;
+  try {
+    report = await inspect({ timeoutMs: CHECK_TIMEOUT_MS, maxRetries: 0 });
+  } catch (error) {
+    const advice = adviseOnError(error, transport);
+    return fail(io, 'model list', advice.problem, advice.fix);
+  }
+  io.stdout(`model list: GET ${report.modelsUrl} → ${report.modelsStatus} ${report.modelsContentType}\n`);
+  const advice = adviseOnReport(report, transport);
+  if (advice === undefined) {
+    io.stdout(`${describeReport(report).join('\n')}\n`);
+    return report;
+  }
+  // A base URL without /v1 is the most common mistake: if the /v1 form answers with a list, say exactly that.
+  const base = transport.upstreamPolicy?.baseUrl;
+  if (transport.provider === 'tpx' && base !== undefined && !/\/v1$/.test(base)) {
+    const alternative = createTransport({ env: { ...env, TPX_BASE_URL: `${base}/v1` } });
+    try {
+      const other = await alternative.inspectUpstream!({ timeoutMs: CHECK_TIMEOUT_MS, maxRetries: 0 });
+      if (other.models !== undefined) {
+        return fail(
+          io,
+          'model list',
+          `${report.modelsUrl} ${report.problem ?? 'is not a model list'}, but ${other.modelsUrl} lists ${other.models.length} model(s)`,
+          `set TPX_BASE_URL=${base}/v1 (--base-url ${base}/v1)`,
+        );
+      }
+    } catch {
+      // The alternative answers no better: the advice for the URL as given stands.
+    } finally {
+      await alternative.close();
+    }
+  }
+  return fail(io, 'model list', advice.problem, advice.fix);
+}
+
+/** Where Claude Code's names would go; a failure's exit code after printing it, else undefined. */
+async function checkMapping(transport: ModelTransport, io: CliIo): Promise<number | undefined> {
+  const policy = transport.upstreamPolicy;
+  if (policy === undefined) return undefined;
+  let failed: { name: string; message: string } | undefined;
+  const lines: string[] = [];
+  for (const name of CLAUDE_CODE_MODELS) {
+    try {
+      const choice = await policy.resolveModel(name);
+      lines.push(`  ${name} → ${choice.model} (${choice.reason})`);
+    } catch (error) {
+      lines.push(`  ${name} → refused`);
+      failed ??= { name, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+  io.stdout(`model mapping (Claude Code's names):\n${lines.join('\n')}\n`);
+  if (failed === undefined) return undefined;
+  return fail(
+    io,
+    'model mapping',
+    failed.message,
+    "set TPX_MODEL_MAP (--model-map), e.g. '*haiku*=small-model,*=large-model'",
+  );
+}
+
+/** The fix for a failed chat check. */
+function chatFix(error: unknown, transport: ModelTransport): string {
+  const variable = baseUrlVariable(transport);
+  if (!isTransportError(error)) return 'unexpected failure; please report it';
+  if (error.status === 404 && /does not serve/.test(error.message)) {
+    return "set TPX_MODEL_MAP (--model-map) to map requested names to a model listed above, e.g. '*=<model>'";
+  }
+  if (error.status === 404) return `check ${variable}: the chat endpoint is not there (see the URL above)`;
+  if (error.status === 405 || error.status === 501) {
+    return `the server at ${transport.upstreamPolicy?.baseUrl ?? variable} does not accept the API's POST requests: it is not a model API (check the port: ${USUAL_PORTS})`;
+  }
+  if (error.code === 'MODEL_EPROTO') {
+    return `the answer was not a Chat Completions body: ${variable} points at something that is not a model API (check the port: ${USUAL_PORTS})`;
+  }
+  return adviseOnError(error, transport).fix;
+}
+
+async function checkChat(transport: ModelTransport, model: string, io: CliIo): Promise<number> {
+  const base = transport.upstreamPolicy?.baseUrl ?? '';
+  const endpoint = transport.provider === 'anthropic' ? `${base}/v1/messages` : `${base}/chat/completions`;
+  io.stdout(`chat: POST ${endpoint} (model ${model}, max_tokens 16)\n`);
+  try {
+    const message = await transport.send(
+      { model, max_tokens: 16, messages: [{ role: 'user', content: 'Reply with the word ok.' }] },
+      { timeoutMs: CHAT_TIMEOUT_MS, maxRetries: 0 },
+    );
+    const text = message.content
+      .map((block) => (block.type === 'text' ? (block as { text: string }).text : `[${block.type}]`))
+      .join(' ')
+      .slice(0, 60);
+    io.stdout(
+      `  answered: stop_reason ${String(message.stop_reason)}, ${message.usage.output_tokens} output tokens: ${JSON.stringify(text)}\n`,
+    );
+    return EXIT_OK;
+  } catch (error) {
+    return fail(io, 'chat', describeError(error), chatFix(error, transport));
+  }
+}
+
+/** Runs `tpx doctor`. */
+export async function runDoctor(args: string[], io: CliIo): Promise<number> {
+  const { values } = parse(
+    args,
+    { model: { type: 'string' }, probe: { type: 'boolean' }, ...PROXY_FLAGS },
+    false,
+  );
+  if (values['help'] === true) {
+    io.stdout(DOCTOR_HELP);
+    return EXIT_OK;
+  }
+  const settings = readProxySettings(values, io.env);
+  let transport: ModelTransport;
+  try {
+    transport = createTransport({ ...settings.transportOptions, env: settings.env, inspectUpstream: true });
+  } catch (error) {
+    io.stdout(`configuration: invalid\n  ${describeError(error)}\n`);
+    return EXIT_USAGE;
+  }
+  try {
+    io.stdout(`configuration:\n${describeSetup(transport, settings.env).join('\n')}\n`);
+    if (transport.provider === 'none') {
+      const advice = adviseOnError(new TransportError('MODEL_EAUTH', 'no credentials'), transport);
+      return fail(io, 'upstream', transport.selection.reason, advice.fix);
+    }
+    const pasted = endpointPastedAsBase(transport);
+    if (pasted !== undefined) return fail(io, 'base URL', pasted.problem, pasted.fix);
+    const report = await checkModelList(transport, settings.env, io);
+    if (typeof report === 'number') return report;
+    const mappingFailure = await checkMapping(transport, io);
+    if (mappingFailure !== undefined) return mappingFailure;
+    const requested = typeof values['model'] === 'string' ? values['model'] : DEFAULT_CHECK_MODEL;
+    const result = await checkChat(transport, requested, io);
+    if (result === EXIT_OK) io.stdout('all checks passed\n');
+    return result;
+  } finally {
+    await transport.close();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `tpx claude` as a process, with a stand-in for Claude Code (`fixtures/claude-stand-in.mjs`, which
+ * sends Claude Code-shaped Messages requests using the environment it was given): against
+ * `tpx mock-model`'s server on loopback, and with small shell stand-ins for exit codes, arguments,
+ * stdin and signals.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import { runTpx, STAND_IN } from './cli-process.js';
+
+function script(body: string): string {
+  const directory = mkdtempSync(join(tmpdir(), 'tpx-claude-'));
+  const file = join(directory, 'claude');
+  writeFileSync(file, `#!/bin/sh\n${body}\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+describe('tpx claude', () => {
+  let mock: MockModelServer;
+  beforeAll(async () => {
+    mock = await startMockModel({ token: 'upstream-token-7f3a' });
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+
+  const upstream = () => ({ TPX_BASE_URL: mock.url, TPX_OAUTH_TOKEN: 'upstream-token-7f3a' });
+
+  it('runs a Claude Code-shaped session against the mock model to its end: -p "…" completes', async () => {
+    const before = mock.requests.length;
+    const result = await runTpx(
+      ['claude', '--claude-bin', STAND_IN, '-p', 'look around and say hi'],
+      upstream(),
+    );
+    expect(result.stderr).toContain('stand-in: 2 turn(s), 1 tool round(s), stop_reason end_turn');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('The tools answered: Glob');
+    expect(result.stderr).toMatch(/tpx claude: proxy on http:\/\/127\.0\.0\.1:\d+/);
+    expect(result.stderr).toContain('upstream models: tpx-mock-1');
+    expect(result.stderr + result.stdout).not.toContain('upstream-token-7f3a');
+    const chats = mock.requests.slice(before).filter((request) => request.path.endsWith('/chat/completions'));
+    // The title call, the tool round, the answer: the loop ends.
+    expect(chats).toHaveLength(3);
+    expect(chats.map((request) => (request.body as { model: string }).model)).toEqual([
+      'tpx-mock-1',
+      'tpx-mock-1',
+      'tpx-mock-1',
+    ]);
+    // The tools called were read-only ones, with only their required fields.
+    type Sent = {
+      messages: { role: string; tool_calls?: { function: { name: string; arguments: string } }[] }[];
+    };
+    const calls = (chats[2]!.body as Sent).messages.find(
+      (message) => message.role === 'assistant',
+    )!.tool_calls!;
+    expect(calls.map((call) => call.function.name)).toEqual(['Glob', 'Grep', 'Read']);
+    expect(calls.map((call) => call.function.arguments)).toEqual([
+      '{"pattern":"example"}',
+      '{"pattern":"example"}',
+      '{"file_path":"example"}',
+    ]);
+  });
+
+  it('takes the upstream from flags equal to the variables', async () => {
+    const result = await runTpx(
+      [
+        'claude',
+        '--base-url',
+        mock.url,
+        '--token',
+        'upstream-token-7f3a',
+        '--model-map',
+        '*=tpx-mock-1',
+        '--claude-bin',
+        STAND_IN,
+        '--',
+        '-p',
+        'hi',
+      ],
+      {},
+    );
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`upstream: ${mock.url}`);
+    expect(result.stderr).toContain('models: *=tpx-mock-1');
+  });
+
+  it('passes arguments, stdin and the exit code through', async () => {
+    const echo = script('printf "%s|" "$@"; cat; exit 7');
+    const result = await runTpx(
+      ['claude', '--claude-bin', echo, '-p', 'two words', '--verbose'],
+      upstream(),
+      {
+        input: 'from stdin',
+      },
+    );
+    expect(result.code).toBe(7);
+    expect(result.stdout).toBe('-p|two words|--verbose|from stdin');
+  });
+
+  it('gives Claude Code the proxy URL and a fresh token, never the upstream credentials', async () => {
+    const show = script('echo "$ANTHROPIC_BASE_URL $ANTHROPIC_AUTH_TOKEN ${ANTHROPIC_API_KEY+key-present}"');
+    // With a key set, the proxy uses it (the anthropic provider) and says the TPX_* settings are ignored;
+    // Claude Code gets the proxy's token instead of the key.
+    const first = await runTpx(['claude', '--claude-bin', show], {
+      ...upstream(),
+      ANTHROPIC_API_KEY: 'sk-ant-secret-5c2e',
+      ANTHROPIC_BASE_URL: mock.url,
+    });
+    const second = await runTpx(['claude', '--claude-bin', show], upstream());
+    const [url, token, key] = first.stdout.trim().split(' ');
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(token!.length).toBeGreaterThanOrEqual(24);
+    expect(key).toBeUndefined();
+    expect(first.stderr).toContain('TPX_BASE_URL, TPX_OAUTH_TOKEN ignored: ANTHROPIC_API_KEY is set');
+    expect(first.stderr + first.stdout).not.toContain('sk-ant-secret-5c2e');
+    expect(second.stdout.split(' ')[1]).not.toBe(token);
+  });
+
+  it('passes SIGTERM on to Claude Code and exits with its code, stopping the proxy', async () => {
+    let started: (() => void) | undefined;
+    const ready = new Promise<void>((resolve) => (started = resolve));
+    const result = runTpx(['claude', '--claude-bin', STAND_IN, '--', '--wait', 'x'], upstream(), {
+      onStart: (child) => {
+        child.stdout!.on('data', (chunk: Buffer) => {
+          if (chunk.toString('utf8').includes('waiting')) {
+            started?.();
+            child.kill('SIGTERM');
+          }
+        });
+      },
+    });
+    await ready;
+    const finished = await result;
+    expect(finished.code).toBe(143);
+  });
+
+  it('says how to install Claude Code when it is not found, exit 127', async () => {
+    const result = await runTpx(['claude', '--claude-bin', '/nonexistent/claude', '-p', 'hi'], upstream());
+    expect(result.code).toBe(127);
+    expect(result.stderr).toContain('/nonexistent/claude not found: install Claude Code');
+  });
+});
