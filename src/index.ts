@@ -22,7 +22,7 @@ export type {
   ExchangeObserver,
   TokenRefresh,
   TransportObserver,
-} from './transport/observer.js';
+} from './providers/observer.js';
 export { TransportError, isTransportError } from './errors.js';
 export type {
   DeadlineName,

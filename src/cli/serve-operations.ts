@@ -24,7 +24,7 @@ import { genAiProviderName, startTracing, type Tracing } from '../server/tracing
 import { parseWorkerCount, superviseWorkers, workerMetricsSource } from '../server/workers.js';
 import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
 import { createTransport } from '../transport/create-transport.js';
-import type { TokenRefresh, TransportObserver } from '../transport/observer.js';
+import type { TokenRefresh, TransportObserver } from '../providers/observer.js';
 import type { Selection } from '../transport/types.js';
 import type { CliIo } from './output.js';
 

@@ -8,7 +8,7 @@ import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorTy
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
-import type { ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
+import type { ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
 import {
   httpRequest,
   pickResponseHeaders,

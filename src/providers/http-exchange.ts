@@ -13,8 +13,8 @@ import {
   type Dispatcher,
 } from 'undici';
 import { TransportError, isTransportError, type ProviderName } from '../errors.js';
-import type { Cancellation } from '../transport/cancellation.js';
-import type { Deadlines } from '../transport/types.js';
+import type { Cancellation } from './cancellation.js';
+import type { Deadlines } from './exchange-types.js';
 import type { Transform } from 'node:stream';
 import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
@@ -87,7 +87,7 @@ function parseRawHeaders(raw: Buffer[]): Record<string, string> {
  *
  * It talks to undici's dispatcher directly, with a handler of its own, rather than through
  * `undici.request`: the body is a {@link ResponseBody} the providers pull chunks from, not a Node
- * `Readable`, and no `AbortSignal` is made per attempt (see `transport/cancellation.ts`). In a loopback
+ * `Readable`, and no `AbortSignal` is made per attempt (see `providers/cancellation.ts`). In a loopback
  * client loop that took the client's CPU time per exchange from about 144 µs to 72–85 µs (see
  * docs/performance.md).
  */

@@ -8,7 +8,7 @@
  */
 import { isTransportError } from '../errors.js';
 import { readContextSize, readModelCatalog } from '../translate/read-upstream-catalog.js';
-import type { UpstreamReport } from '../transport/types.js';
+import type { UpstreamReport } from './exchange-types.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { ERROR_BODY_LIMIT } from './upstream-answer.js';
 

@@ -6,7 +6,7 @@
  */
 import type { ProviderName } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
-import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
+import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
 import type { AttemptContext } from './http-exchange.js';
 
 /** Reports the upstream status and the headers worth passing on, once per attempt. */

@@ -48,8 +48,8 @@ import {
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
 import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
-import type { TokenSource } from '../transport/token-source.js';
-import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from '../transport/types.js';
+import type { TokenSource } from './token-source.js';
+import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
 import {
   httpRequest,
   pickResponseHeaders,

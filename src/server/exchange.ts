@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CANCELLATION, type WithCancellation } from '../transport/cancellation.js';
+import { CANCELLATION, type WithCancellation } from '../providers/cancellation.js';
 import { createIdGenerator } from '../transport/id-generator.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';

@@ -22,7 +22,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProviderName } from '../errors.js';
-import type { ExchangeObserver, TransportObserver } from '../transport/observer.js';
+import type { ExchangeObserver, TransportObserver } from '../providers/observer.js';
 import type { ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Distinct values one client-controlled label may take before new ones count as `other`. */

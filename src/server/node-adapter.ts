@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TransportError } from '../errors.js';
-import { Cancellation } from '../transport/cancellation.js';
+import { Cancellation } from '../providers/cancellation.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { generateRequestId } from './exchange.js';
 import { startPinger } from './keep-alive.js';

@@ -18,7 +18,7 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
 import type { ModelTransport } from '../transport/types.js';
-import type { Cancellation } from '../transport/cancellation.js';
+import type { Cancellation } from '../providers/cancellation.js';
 import { createServerLogger } from './logger.js';
 import { pointsAtListener } from './loop-guard.js';
 import { createMessagesHandler } from './messages-handler.js';

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ExchangeObserver } from '../transport/observer.js';
+import type { ExchangeObserver } from '../providers/observer.js';
 import type { ExchangeRecord } from './logger.js';
 
 /** How an exchange ended, as telemetry sees it. */

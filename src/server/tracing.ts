@@ -39,7 +39,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { TransportError } from '../errors.js';
-import type { ExchangeObserver } from '../transport/observer.js';
+import type { ExchangeObserver } from '../providers/observer.js';
 import type { ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Default OTLP/HTTP endpoint (the OpenTelemetry specification's). */

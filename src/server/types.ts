@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Cancellation } from '../transport/cancellation.js';
+import type { Cancellation } from '../providers/cancellation.js';
 
 /** One request to the proxy. */
 export interface InboundRequest {
@@ -29,7 +29,7 @@ export interface InboundRequest {
   readonly signal: AbortSignal;
   /**
    * The same as `signal`, without the cost of an `AbortSignal`: when present, the transport is given
-   * this instead (see `transport/cancellation.ts`).
+   * this instead (see `providers/cancellation.ts`).
    */
   readonly cancellation?: Cancellation;
 }

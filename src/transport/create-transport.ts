@@ -17,7 +17,7 @@ import { noneProvider } from '../providers/none.js';
 import type { Provider, ReportResponse } from '../providers/provider.js';
 import { createTpxProvider } from '../providers/tpx.js';
 import { redactValues, withRedactedErrors } from './redact-errors.js';
-import { CANCELLATION, Cancellation, type WithCancellation } from './cancellation.js';
+import { CANCELLATION, Cancellation, type WithCancellation } from '../providers/cancellation.js';
 import { createIdGenerator } from './id-generator.js';
 import { retryDelayMs } from './retry-delay.js';
 import { readModelMapping } from './model-map.js';
@@ -26,8 +26,8 @@ import { createRequestShaper, type ShapedRequest } from './shape-request.js';
 import { STREAM_BATCHES } from './stream-batches.js';
 import { createUpstreamCatalog } from './upstream-catalog.js';
 import { selectProvider } from './select-provider.js';
-import { createTokenSource } from './token-source.js';
-import { observeTokenRefresh, startAttempt, type ObservedAttempt } from './observer.js';
+import { createTokenSource } from '../providers/token-source.js';
+import { observeTokenRefresh, startAttempt, type ObservedAttempt } from '../providers/observer.js';
 import type {
   CountTokensRequest,
   Deadlines,

@@ -26,7 +26,7 @@ import {
   parseDialectName,
   type DialectName,
 } from '../translate/dialects.js';
-import { DEFAULT_TOKEN_COMMAND_TIMEOUT_MS, type TokenSpec } from './token-source.js';
+import { DEFAULT_TOKEN_COMMAND_TIMEOUT_MS, type TokenSpec } from '../providers/token-source.js';
 import type { TransportOptions } from './types.js';
 
 /** The frozen outcome of selection, with everything a provider needs. Holds secrets: never log it. */

@@ -16,7 +16,7 @@ import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { readSse, type SseMessage } from '../../src/providers/read-sse.js';
-import { Cancellation } from '../../src/transport/cancellation.js';
+import { Cancellation } from '../../src/providers/cancellation.js';
 import { ResponseBody, type AttemptContext, type HttpResponse } from '../../src/providers/http-exchange.js';
 import { DEFAULT_DEADLINES } from '../../src/transport/create-transport.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';

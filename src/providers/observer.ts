@@ -18,7 +18,7 @@
  * @module
  */
 import type { ProviderName, TransportError } from '../errors.js';
-import type { AttemptNotes } from '../providers/attempt-notes.js';
+import type { AttemptNotes } from './attempt-notes.js';
 import type { TokenSource, TokenSourceKind } from './token-source.js';
 
 /** An upstream attempt about to be sent. */
