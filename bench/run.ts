@@ -10,7 +10,8 @@
  * npx tsx bench/report.ts            # bench/results.json as Markdown tables
  * ```
  *
- * Options: `--smoke`; `--only <suites>` (comma-separated: translation, stream, proxy, memory);
+ * Options: `--smoke`; `--only <suites>` (comma-separated: translation, stream, proxy, memory, workers,
+ * observability);
  * `--out <file>` (default `bench/results.json` for a full run of every suite, else nothing);
  * `--cpu-prof-dir <dir>` (run `tpx serve` and the pass-through with `node --cpu-prof`; the profiles,
  * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit).
@@ -28,10 +29,16 @@ import { formatBytes, formatRatio, round, verdict } from './harness/stats.js';
 import { renderText, type Table } from './harness/table.js';
 import { runMemory, STREAM_MEMORY_TARGET_BYTES, type MemoryResult } from './suites/memory.js';
 import { PROXY_TARGETS, runProxy, type ProxyResult } from './suites/proxy.js';
+import {
+  OBSERVABILITY_CPU_TARGET,
+  runObservability,
+  type ObservabilityResult,
+} from './suites/observability.js';
 import { CHUNK_TARGET, runStream, type StreamResult } from './suites/stream.js';
 import { runTranslation, TRANSLATION_TARGET, type TranslationResult } from './suites/translation.js';
+import { runWorkers, type WorkersResult } from './suites/workers.js';
 
-const SUITES = ['translation', 'stream', 'proxy', 'memory'] as const;
+const SUITES = ['translation', 'stream', 'proxy', 'memory', 'workers', 'observability'] as const;
 type Suite = (typeof SUITES)[number];
 
 /** Largest heap growth over the in-process exchanges that still counts as "no leak". */
@@ -77,6 +84,8 @@ const CONFIG = isSmoke
         settleMs: 100,
         isConcurrent: true,
       },
+      workers: { rounds: 1, warmupMs: 20, durationMs: 80 }, // not run: see below
+      observability: { rounds: 1, warmupMs: 20, durationMs: 80 },
     }
   : {
       translation: { rounds: 40, batchMs: 20, warmupMs: 200 },
@@ -92,6 +101,8 @@ const CONFIG = isSmoke
         streamExchanges: 5_000,
         settleMs: 1_000,
       },
+      workers: { rounds: 5, warmupMs: 300, durationMs: 1_500 },
+      observability: { rounds: 7, warmupMs: 300, durationMs: 1_500 },
     };
 
 interface TargetRow {
@@ -111,6 +122,8 @@ let translation: TranslationResult | undefined;
 let stream: StreamResult | undefined;
 let proxy: ProxyResult | undefined;
 let memory: MemoryResult | undefined;
+let workers: WorkersResult | undefined;
+let observability: ObservabilityResult | undefined;
 
 function show(newTables: Table[]): void {
   for (const table of newTables) {
@@ -220,6 +233,34 @@ if (only.has('memory')) {
   }
 }
 
+if (only.has('workers')) {
+  if (isSmoke) {
+    // Two tpx serve trees (a primary and two workers, and a single process) take several seconds of
+    // CPU just to start: too long for a check that runs with every `npm test`.
+    process.stdout.write(
+      '\nWorkers: skipped in a smoke run (it starts a cluster); run `npx tsx bench/run.ts --only workers`.\n',
+    );
+  } else {
+    workers = await timed('workers', () => runWorkers(CONFIG.workers));
+    show(workers.tables);
+  }
+}
+
+if (only.has('observability')) {
+  observability = await timed('observability', () => runObservability(CONFIG.observability));
+  show(observability.tables);
+  for (const ratio of observability.ratios) {
+    if (ratio.variant !== 'metrics + tracing') continue;
+    targets.push({
+      benchmark: 'observability',
+      measure: `CPU per request, metrics + tracing on / off, ${ratio.load}`,
+      value: formatRatio(ratio.cpuRatio),
+      target: `≤ ${OBSERVABILITY_CPU_TARGET}×`,
+      met: ratio.cpuRatio <= OBSERVABILITY_CPU_TARGET,
+    });
+  }
+}
+
 const summary: Table = {
   title: 'Targets',
   header: ['benchmark', 'measure', 'value', 'target', 'verdict'],
@@ -268,6 +309,11 @@ if (outPath !== undefined) {
       stream === undefined ? undefined : { sizes: stream.sizes, rows: stream.rows, scaling: stream.scaling },
     proxy: proxy === undefined ? undefined : { ratios: proxy.ratios, rows: proxy.rows },
     memory: memory === undefined ? undefined : { openStreams: memory.openStreams, heap: memory.heap },
+    workers: workers === undefined ? undefined : { ratios: workers.ratios, rows: workers.rows },
+    observability:
+      observability === undefined
+        ? undefined
+        : { ratios: observability.ratios, rows: observability.rows, received: observability.received },
     tables,
   };
   writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);

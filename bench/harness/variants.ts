@@ -1,0 +1,98 @@
+/**
+ * Side-by-side load runs of a few variants of one server (`tpx serve` with one worker or two; with
+ * observability off or on): for each round, each load, every variant in turn, the order rotating from
+ * round to round, so that a noisy stretch of the machine hurts each variant alike. Each run records the
+ * load generator's result and the CPU time the variant's processes used per request it answered.
+ *
+ * @module
+ */
+import { runLoad, type LoadResult, type LoadTarget } from './load.js';
+import { median } from './stats.js';
+
+/** One way of running the server under test. */
+export interface Variant {
+  name: string;
+  target: (stream: boolean) => LoadTarget;
+  /** CPU time the variant's processes have used so far, in ms. */
+  cpuMs: () => number;
+}
+
+export interface VariantLoad {
+  name: string;
+  connections: number;
+  stream: boolean;
+}
+
+export interface VariantRunOptions {
+  rounds: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/** One load run of one variant. */
+export interface VariantMeasurement extends LoadResult {
+  /** CPU time of the variant's processes over the run (warm-up included), per request answered, in µs. */
+  cpuUsPerRequest: number;
+}
+
+/** Measurements by load, then variant, one per round. */
+export type VariantMeasurements = Map<string, Map<string, VariantMeasurement[]>>;
+
+/** Runs every load for every variant, `rounds` times; fails when a run completes no request. */
+export async function runVariants(
+  variants: readonly Variant[],
+  loads: readonly VariantLoad[],
+  options: VariantRunOptions,
+): Promise<VariantMeasurements> {
+  const measurements: VariantMeasurements = new Map(
+    loads.map((load) => [load.name, new Map(variants.map((variant) => [variant.name, []]))]),
+  );
+  for (let round = 0; round < options.rounds; round++) {
+    for (const load of loads) {
+      const order = variants.map((_, index) => variants[(index + round) % variants.length]!);
+      for (const variant of order) {
+        const cpuBefore = variant.cpuMs();
+        const result = await runLoad(variant.target(load.stream), {
+          connections: load.connections,
+          warmupMs: options.warmupMs,
+          durationMs: options.durationMs,
+        });
+        const cpuUsPerRequest = ((variant.cpuMs() - cpuBefore) * 1000) / result.completedTotal;
+        if (result.requests === 0 || result.errors > 0) {
+          throw new Error(
+            `${variant.name} ${load.name}: ${result.requests} requests, ${result.errors} errors (${result.firstError ?? 'none'})`,
+          );
+        }
+        measurements
+          .get(load.name)!
+          .get(variant.name)!
+          .push({ ...result, cpuUsPerRequest });
+      }
+    }
+  }
+  return measurements;
+}
+
+/** The per-round ratios `metric(numerator) / metric(denominator)` under one load. */
+export function perRoundRatios(
+  measurements: VariantMeasurements,
+  load: string,
+  numerator: string,
+  denominator: string,
+  metric: (measurement: VariantMeasurement) => number,
+): number[] {
+  const byVariant = measurements.get(load)!;
+  const top = byVariant.get(numerator)!;
+  const bottom = byVariant.get(denominator)!;
+  return top.map((measurement, round) => metric(measurement) / metric(bottom[round]!));
+}
+
+/** The median over rounds of `metric` for one variant under one load. */
+export function medianOf(
+  measurements: VariantMeasurements,
+  load: string,
+  variant: string,
+  metric: (measurement: VariantMeasurement) => number,
+): number {
+  return median(measurements.get(load)!.get(variant)!.map(metric));
+}

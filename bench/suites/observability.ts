@@ -1,0 +1,216 @@
+/**
+ * Benchmark 6: what observability costs. Three `tpx serve` processes in front of the same
+ * `tpx mock-model` (tpx provider), side by side in rotating order, for a few rounds:
+ *
+ * - off: `--no-metrics`, no `OTEL_*` variable (the OpenTelemetry SDK is not even loaded);
+ * - metrics: the Prometheus metrics, on by default;
+ * - metrics + tracing: the same, and `OTEL_EXPORTER_OTLP_ENDPOINT` aimed at an OTLP/HTTP receiver on
+ *   loopback (`bench/servers/otlp-receiver.ts`): a span per exchange and a child span per upstream
+ *   attempt, the GenAI histograms, exported as the defaults do (protobuf, spans in batches), metrics
+ *   every 5 s instead of every 60 s so that their export falls inside the measured runs.
+ *
+ * The measure is each process's CPU time per request (`/proc/<pid>/task/*`/schedstat, nanoseconds), and
+ * the target is metrics + tracing ≤ 1.05× off, the median of the per-round ratios. A Prometheus scrape
+ * of `/metrics` every second while the load runs is counted too, as a scraper would cause it.
+ *
+ * @module
+ */
+import { request } from 'undici';
+import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
+import type { LoadTarget } from '../harness/load.js';
+import { threadCpuMs } from '../harness/process-cpu.js';
+import { formatDuration, formatRatio, median, round, verdict } from '../harness/stats.js';
+import type { Table } from '../harness/table.js';
+import {
+  medianOf,
+  perRoundRatios,
+  runVariants,
+  type Variant,
+  type VariantLoad,
+} from '../harness/variants.js';
+import { shortPrompt } from '../inputs/conversations.js';
+
+/** Metrics and tracing on may cost at most this much CPU per request, relative to both off. */
+export const OBSERVABILITY_CPU_TARGET = 1.05;
+
+export interface ObservabilityOptions {
+  rounds: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+const LOADS: readonly VariantLoad[] = [
+  { name: 'json c=16', connections: 16, stream: false },
+  { name: 'stream c=16', connections: 16, stream: true },
+];
+const VARIANTS = ['off', 'metrics', 'metrics + tracing'] as const;
+
+export interface ObservabilityRow {
+  load: string;
+  variant: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  cpuUsPerRequest: number;
+}
+
+export interface ObservabilityRatio {
+  load: string;
+  variant: 'metrics' | 'metrics + tracing';
+  /** CPU per request, this variant / off, median of the per-round ratios. */
+  cpuRatio: number;
+  perRound: number[];
+  /** Throughput, this variant / off (informational). */
+  throughputRatio: number;
+}
+
+export interface ObservabilityResult {
+  rows: ObservabilityRow[];
+  ratios: ObservabilityRatio[];
+  /** What the receiver got: exports and bytes by path. */
+  received: Record<string, { exports: number; bytes: number }>;
+  tables: Table[];
+}
+
+const MESSAGES_HEADERS = {
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+  'x-api-key': 'unused',
+};
+
+export async function runObservability(options: ObservabilityOptions): Promise<ObservabilityResult> {
+  const servers: ChildServer[] = [];
+  try {
+    const [mock, receiver] = await Promise.all([
+      spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) }),
+      spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) }),
+    ]);
+    servers.push(mock, receiver);
+    const upstream = { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url };
+    const serve = (args: string[], env: Record<string, string>) =>
+      spawnServer({
+        script: 'src/cli.ts',
+        args: ['serve', '--port', '0', ...args],
+        env: cleanEnv({ ...upstream, ...env }),
+        discardStdout: true,
+      });
+    const [off, metrics, traced] = await Promise.all([
+      serve(['--no-metrics'], {}),
+      serve([], {}),
+      serve([], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
+        OTEL_METRIC_EXPORT_INTERVAL: '5000',
+        OTEL_SERVICE_NAME: 'tpx-bench',
+      }),
+    ]);
+    servers.push(off, metrics, traced);
+    const byVariant: Record<(typeof VARIANTS)[number], ChildServer> = {
+      off,
+      metrics,
+      'metrics + tracing': traced,
+    };
+    const target =
+      (server: ChildServer) =>
+      (stream: boolean): LoadTarget => ({
+        origin: server.origin,
+        path: '/v1/messages',
+        headers: MESSAGES_HEADERS,
+        body: JSON.stringify(shortPrompt({ stream })),
+      });
+    const variants: Variant[] = VARIANTS.map((name) => ({
+      name,
+      target: target(byVariant[name]),
+      cpuMs: () => threadCpuMs(byVariant[name].pid),
+    }));
+
+    // A scraper, once a second, on the two processes that have metrics.
+    const scrape = setInterval(() => {
+      for (const server of [metrics, traced]) {
+        request(`${server.origin}/metrics`).then(
+          (response) => response.body.dump(),
+          () => {},
+        );
+      }
+    }, 1_000);
+    let measurements;
+    try {
+      measurements = await runVariants(variants, LOADS, options);
+    } finally {
+      clearInterval(scrape);
+    }
+    const received = (await (
+      await request(`${receiver.origin}/stats`)
+    ).body.json()) as ObservabilityResult['received'];
+    if ((received['/v1/traces']?.exports ?? 0) === 0 && options.durationMs >= 1_000) {
+      throw new Error('observability: the OTLP receiver got no trace export; tracing was not on');
+    }
+
+    const rows: ObservabilityRow[] = LOADS.flatMap((load) =>
+      VARIANTS.map((variant) => ({
+        load: load.name,
+        variant,
+        requestsPerSecond: round(
+          medianOf(measurements, load.name, variant, (each) => each.throughput),
+          4,
+        ),
+        p50Ms: round(medianOf(measurements, load.name, variant, (each) => each.latency.p50)),
+        cpuUsPerRequest: round(medianOf(measurements, load.name, variant, (each) => each.cpuUsPerRequest)),
+      })),
+    );
+    const ratios: ObservabilityRatio[] = LOADS.flatMap((load) =>
+      (['metrics', 'metrics + tracing'] as const).map((variant) => {
+        const perRound = perRoundRatios(
+          measurements,
+          load.name,
+          variant,
+          'off',
+          (each) => each.cpuUsPerRequest,
+        );
+        const throughput = perRoundRatios(measurements, load.name, variant, 'off', (each) => each.throughput);
+        return {
+          load: load.name,
+          variant,
+          cpuRatio: round(median(perRound), 3),
+          perRound: perRound.map((value) => round(value, 3)),
+          throughputRatio: round(median(throughput), 3),
+        };
+      }),
+    );
+    const measured: Table = {
+      title:
+        'Observability: tpx serve with metrics and tracing off and on (tpx provider, medians over rounds)',
+      header: ['load', 'observability', 'req/s', 'p50', 'CPU/req'],
+      rows: rows.map((row) => [
+        row.load,
+        row.variant,
+        row.requestsPerSecond.toFixed(0),
+        formatDuration(row.p50Ms),
+        formatDuration(row.cpuUsPerRequest / 1000),
+      ]),
+      notes: [
+        'CPU/req: CPU time of that tpx serve process (every thread, /proc/<pid>/task/*/schedstat) over the',
+        'requests it answered. tracing: OTLP/HTTP protobuf to a receiver on loopback, which got',
+        Object.entries(received)
+          .map(([path, entry]) => `${entry.exports} exports to ${path} (${entry.bytes} bytes)`)
+          .join(', ') + '.',
+      ],
+    };
+    const summary: Table = {
+      title: 'Observability cost: CPU per request, on / off (median of per-round ratios)',
+      header: ['load', 'on', 'CPU/req ratio', 'each round', 'throughput ratio', 'target', 'verdict'],
+      rows: ratios.map((ratio) => [
+        ratio.load,
+        ratio.variant,
+        formatRatio(ratio.cpuRatio),
+        ratio.perRound.map((value) => value.toFixed(3)).join(' / '),
+        formatRatio(ratio.throughputRatio),
+        ratio.variant === 'metrics + tracing' ? `≤ ${OBSERVABILITY_CPU_TARGET}×` : '(info)',
+        ratio.variant === 'metrics + tracing'
+          ? verdict(ratio.cpuRatio, { max: OBSERVABILITY_CPU_TARGET })
+          : '',
+      ]),
+    };
+    return { rows, ratios, received, tables: [summary, measured] };
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
