@@ -15,6 +15,12 @@ import { REPO_ROOT } from './paths.js';
 
 export { REPO_ROOT };
 
+/**
+ * How long the suites that start many `tpx serve` processes at once wait for each to listen: on a
+ * shared 2-core machine under heavy load, a start can take far longer than the default 30 s.
+ */
+export const START_TIMEOUT_MS = 120_000;
+
 /** A running child server. */
 export interface ChildServer {
   /** The URL it announced, e.g. `http://127.0.0.1:41234` (for the mock model: including `/v1`). */

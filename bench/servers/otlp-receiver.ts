@@ -5,8 +5,8 @@
  * export is printed to stdout as the spans it carries, one JSON object a line, attributes as a map (to
  * see what a collector would see: `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`).
  *
- * Run: `tsx bench/servers/otlp-receiver.ts [--print]`; prints `otlp receiver listening on <url>` on
- * stderr.
+ * Run: `tsx bench/servers/otlp-receiver.ts [--print] [--port <n>]` (default: a free port); prints
+ * `otlp receiver listening on <url>` on stderr.
  *
  * @module
  */
@@ -33,6 +33,8 @@ interface OtlpSpan {
 }
 
 const shouldPrint = process.argv.includes('--print');
+const portIndex = process.argv.indexOf('--port');
+const port = portIndex === -1 ? 0 : Number(process.argv[portIndex + 1]);
 const stats: Record<string, { exports: number; bytes: number }> = {};
 
 function plain(value: OtlpValue): unknown {
@@ -82,9 +84,9 @@ const server = createServer((request, response) => {
   });
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stderr.write(`otlp receiver listening on http://127.0.0.1:${port}\n`);
+server.listen(port, '127.0.0.1', () => {
+  const address = server.address() as AddressInfo;
+  process.stderr.write(`otlp receiver listening on http://127.0.0.1:${address.port}\n`);
 });
 process.once('SIGTERM', () => {
   server.close(() => process.exit(0));

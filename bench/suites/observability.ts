@@ -16,7 +16,7 @@
  * @module
  */
 import { request } from 'undici';
-import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
+import { cleanEnv, spawnServer, START_TIMEOUT_MS, type ChildServer } from '../harness/children.js';
 import type { LoadTarget } from '../harness/load.js';
 import { threadCpuMs } from '../harness/process-cpu.js';
 import { formatDuration, formatRatio, median, round, verdict } from '../harness/stats.js';
@@ -81,8 +81,17 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
   const servers: ChildServer[] = [];
   try {
     const [mock, receiver] = await Promise.all([
-      spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) }),
-      spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) }),
+      spawnServer({
+        script: 'src/cli.ts',
+        args: ['mock-model', '--port', '0'],
+        env: cleanEnv({}),
+        startTimeoutMs: START_TIMEOUT_MS,
+      }),
+      spawnServer({
+        script: 'bench/servers/otlp-receiver.ts',
+        env: cleanEnv({}),
+        startTimeoutMs: START_TIMEOUT_MS,
+      }),
     ]);
     servers.push(mock, receiver);
     const upstream = { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url };
@@ -92,6 +101,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         args: ['serve', '--port', '0', ...args],
         env: cleanEnv({ ...upstream, ...env }),
         discardStdout: true,
+        startTimeoutMs: START_TIMEOUT_MS,
       });
     const [off, metrics, traced] = await Promise.all([
       serve(['--no-metrics'], {}),

@@ -14,7 +14,7 @@
  * @module
  */
 import { translateRequest } from '../../src/translate/translate-request.js';
-import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
+import { cleanEnv, spawnServer, START_TIMEOUT_MS, type ChildServer } from '../harness/children.js';
 import type { LoadTarget } from '../harness/load.js';
 import { threadCpuMs, treeCpuMs } from '../harness/process-cpu.js';
 import { formatDuration, formatRatio, median, round } from '../harness/stats.js';
@@ -78,6 +78,7 @@ export async function runWorkers(options: WorkersOptions): Promise<WorkersResult
       script: 'src/cli.ts',
       args: ['mock-model', '--port', '0'],
       env: cleanEnv({}),
+      startTimeoutMs: START_TIMEOUT_MS,
     });
     servers.push(mock);
     const serve = (count: number) =>
@@ -86,7 +87,7 @@ export async function runWorkers(options: WorkersOptions): Promise<WorkersResult
         args: ['serve', '--port', '0', '--workers', String(count)],
         env: cleanEnv({ TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url }),
         discardStdout: true,
-        startTimeoutMs: 60_000,
+        startTimeoutMs: START_TIMEOUT_MS,
       });
     const [one, two] = await Promise.all([serve(1), serve(2)]);
     servers.push(one, two);
