@@ -50,7 +50,8 @@ describe('tpx serve --workers', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      const deadline = Date.now() + 15_000;
+      // Two workers each load the token counter before listening: seconds on a busy machine.
+      const deadline = Date.now() + 40_000;
       let url: string | undefined;
       while (url === undefined && Date.now() < deadline) {
         url = /listening on (http:\/\/\S+) with 2 workers/.exec(stderr)?.[1];
@@ -88,7 +89,7 @@ describe('tpx serve --workers', () => {
       child.kill('SIGKILL');
       await exited;
     }
-  }, 40_000);
+  }, 90_000);
 });
 
 describe('tpx serve --workers, draining', () => {
@@ -116,7 +117,8 @@ describe('tpx serve --workers, draining', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      const deadline = Date.now() + 15_000;
+      // Two workers each load the token counter before listening: seconds on a busy machine.
+      const deadline = Date.now() + 40_000;
       let url: string | undefined;
       while (url === undefined && Date.now() < deadline) {
         url = /listening on (http:\/\/\S+) with 2 workers/.exec(stderr)?.[1];
@@ -177,7 +179,7 @@ describe('tpx serve --workers, draining', () => {
       child.kill('SIGKILL');
       await exited;
     }
-  }, 60_000);
+  }, 90_000);
 });
 
 /** How many chat completions the mock has received. */
