@@ -85,7 +85,7 @@ const CONFIG = isSmoke
         isConcurrent: true,
       },
       workers: { rounds: 1, warmupMs: 20, durationMs: 80 }, // not run: see below
-      observability: { rounds: 1, warmupMs: 20, durationMs: 80 },
+      observability: { rounds: 1, warmupMs: 20, durationMs: 80, idleMs: 100, scrapes: 2 },
     }
   : {
       translation: { rounds: 40, batchMs: 20, warmupMs: 200 },
@@ -102,7 +102,7 @@ const CONFIG = isSmoke
         settleMs: 1_000,
       },
       workers: { rounds: 5, warmupMs: 300, durationMs: 1_500 },
-      observability: { rounds: 7, warmupMs: 300, durationMs: 1_500 },
+      observability: { rounds: 7, warmupMs: 300, durationMs: 1_500, idleMs: 3_000, scrapes: 20 },
     };
 
 interface TargetRow {
@@ -313,7 +313,12 @@ if (outPath !== undefined) {
     observability:
       observability === undefined
         ? undefined
-        : { ratios: observability.ratios, rows: observability.rows, received: observability.received },
+        : {
+            ratios: observability.ratios,
+            rows: observability.rows,
+            fixed: observability.fixed,
+            received: observability.received,
+          },
     tables,
   };
   writeFileSync(outPath, `${JSON.stringify(results, null, 2)}\n`);

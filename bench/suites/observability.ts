@@ -10,11 +10,15 @@
  *   every 5 s instead of every 60 s so that their export falls inside the measured runs.
  *
  * The measure is each process's CPU time per request (`/proc/<pid>/task/*`/schedstat, nanoseconds), and
- * the target is metrics + tracing ≤ 1.05× off, the median of the per-round ratios. A Prometheus scrape
- * of `/metrics` every second while the load runs is counted too, as a scraper would cause it.
+ * the target is metrics + tracing ≤ 1.05× off, the median of the per-round ratios. Two costs that do
+ * not grow with the requests are measured apart, after the loads: each process's CPU time per second
+ * while idle (timers, the event-loop monitor of the default metrics, the exporters' schedules), and the
+ * CPU time of one `/metrics` scrape, which a Prometheus server makes every 15–60 s whatever the traffic.
  *
  * @module
  */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { cleanEnv, spawnServer, START_TIMEOUT_MS, type ChildServer } from '../harness/children.js';
 import type { LoadTarget } from '../harness/load.js';
@@ -37,6 +41,10 @@ export interface ObservabilityOptions {
   rounds: number;
   warmupMs: number;
   durationMs: number;
+  /** How long each process is left idle to measure its CPU time per second at rest. */
+  idleMs: number;
+  /** Scrapes of `/metrics` to time, one after the other. */
+  scrapes: number;
 }
 
 const LOADS: readonly VariantLoad[] = [
@@ -63,8 +71,18 @@ export interface ObservabilityRatio {
   throughputRatio: number;
 }
 
+/** What a process costs whatever the traffic. */
+export interface FixedCost {
+  variant: string;
+  /** CPU time per second while no request comes, ms. */
+  idleCpuMsPerSecond: number;
+  /** CPU time of one `/metrics` scrape, ms (`NaN` without metrics). */
+  scrapeCpuMs: number;
+}
+
 export interface ObservabilityResult {
   rows: ObservabilityRow[];
+  fixed: FixedCost[];
   ratios: ObservabilityRatio[];
   /** What the receiver got: exports and bytes by path. */
   received: Record<string, { exports: number; bytes: number }>;
@@ -132,20 +150,35 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       cpuMs: () => threadCpuMs(byVariant[name].pid),
     }));
 
-    // A scraper, once a second, on the two processes that have metrics.
-    const scrape = setInterval(() => {
-      for (const server of [metrics, traced]) {
-        request(`${server.origin}/metrics`).then(
-          (response) => response.body.dump(),
-          () => {},
-        );
+    const measurements = await runVariants(variants, LOADS, options);
+
+    // After the loads: CPU at rest, all three idle at once, then what one scrape costs.
+    await sleep(Math.min(500, options.idleMs));
+    const idleBefore = VARIANTS.map((name) => threadCpuMs(byVariant[name].pid));
+    const idleStartedAt = performance.now();
+    await sleep(options.idleMs);
+    const idleSeconds = (performance.now() - idleStartedAt) / 1000;
+    const fixed: FixedCost[] = [];
+    for (const [index, name] of VARIANTS.entries()) {
+      const server = byVariant[name];
+      const idleCpuMsPerSecond = (threadCpuMs(server.pid) - idleBefore[index]!) / idleSeconds;
+      let scrapeCpuMs = Number.NaN;
+      if (name !== 'off') {
+        const before = threadCpuMs(server.pid);
+        for (let scrape = 0; scrape < options.scrapes; scrape++) {
+          const response = await request(`${server.origin}/metrics`);
+          const text = await response.body.text();
+          if (response.statusCode !== 200 || !text.includes('tpx_requests_total')) {
+            throw new Error(`observability: /metrics of ${name} answered ${response.statusCode}`);
+          }
+        }
+        scrapeCpuMs = (threadCpuMs(server.pid) - before) / options.scrapes;
       }
-    }, 1_000);
-    let measurements;
-    try {
-      measurements = await runVariants(variants, LOADS, options);
-    } finally {
-      clearInterval(scrape);
+      fixed.push({
+        variant: name,
+        idleCpuMsPerSecond: round(idleCpuMsPerSecond, 3),
+        scrapeCpuMs: round(scrapeCpuMs, 3),
+      });
     }
     const received = (await (
       await request(`${receiver.origin}/stats`)
@@ -219,7 +252,20 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
           : '',
       ]),
     };
-    return { rows, ratios, received, tables: [summary, measured] };
+    const fixedTable: Table = {
+      title: 'Observability: costs that do not grow with the requests',
+      header: ['observability', 'CPU per second, idle', 'CPU per /metrics scrape'],
+      rows: fixed.map((cost) => [
+        cost.variant,
+        formatDuration(cost.idleCpuMsPerSecond),
+        Number.isNaN(cost.scrapeCpuMs) ? '' : formatDuration(cost.scrapeCpuMs),
+      ]),
+      notes: [
+        `Idle: ${options.idleMs} ms with no request, after the loads. Scrape: the mean of ${options.scrapes} scrapes,`,
+        'one after the other; at one scrape every 15 s it is that much CPU per 15 s, whatever the traffic.',
+      ],
+    };
+    return { rows, ratios, fixed, received, tables: [summary, measured, fixedTable] };
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
