@@ -6,6 +6,7 @@
  */
 import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorType } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
+import { isObject } from '../protocol/is-object.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import type { ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
@@ -156,7 +157,7 @@ function isToolInput(text: string): boolean {
   if (!/\S/.test(text)) return true;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isObject(value);
   } catch {
     return false;
   }
