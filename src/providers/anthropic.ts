@@ -10,13 +10,8 @@ import { isObject } from '../protocol/is-object.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import type { ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
-import {
-  httpRequest,
-  pickResponseHeaders,
-  readBody,
-  type AttemptContext,
-  type HttpResponse,
-} from './http-exchange.js';
+import { pickResponseHeaders } from '../translate/pick-response-headers.js';
+import { httpRequest, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
 import { isEventStream } from './media-type.js';
