@@ -179,9 +179,24 @@ describe('translateResponsesResponse', () => {
     expect(failure(() => translateResponsesResponse(broken, context(100))).message).toMatch(
       /tool call #0 \(name "f", id "call_1"\) has arguments that are not valid JSON/,
     );
+    // Cut by the limit: delivered, completed by appending only, as on the Chat Completions wire.
     const cut = translateResponsesResponse({ ...broken, usage: { output_tokens: 100 } }, context(100));
-    expect(cut.content).toEqual([]);
+    expect(cut.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: { a: null } }]);
     expect(cut.stop_reason).toBe('max_tokens');
+    const incomplete = translateResponsesResponse(
+      { ...broken, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+      context(),
+    );
+    expect(incomplete.content).toEqual(cut.content);
+    // Arguments that are not even the beginning of a JSON object: no cut explains them.
+    const notJson = response({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: 'city=Par' }],
+    });
+    expect(failure(() => translateResponsesResponse(notJson, context())).message).toMatch(
+      /not the beginning of a JSON object/,
+    );
   });
 
   it('never counts fewer output tokens than the reasoning tokens a server reports apart', () => {
@@ -308,7 +323,7 @@ describe('recorded Responses streams', () => {
     expect(['tool_use', 'max_tokens']).toContain(sameStreamJson.delta.stop_reason);
   });
 
-  it('llama.cpp: a JSON answer cut by the output limit, reported as completed, drops the cut call', () => {
+  it('llama.cpp: a JSON answer cut by the output limit, reported as completed, delivers the cut call completed', () => {
     const payload: unknown = JSON.parse(
       readFileSync(new URL('llamacpp/tiny-tools.tool-call.json', FIXTURES), 'utf8'),
     );
@@ -317,8 +332,10 @@ describe('recorded Responses streams', () => {
     expect(validated.value.status).toBe('completed');
     const message = translateResponsesResponse(validated.value, context(200));
     expect(message.stop_reason).toBe('max_tokens');
-    // Three calls were recorded; the third stops at `{ "city"` and is left out.
-    expect(message.content.filter((block) => block.type === 'tool_use')).toHaveLength(2);
+    // Three calls were recorded; the third stops at `{ "city"` and is delivered as `{"city": null}`.
+    const calls = message.content.filter((block) => block.type === 'tool_use') as { input: unknown }[];
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.input).toEqual({ city: null });
     expect(message.content[0]).toEqual({ type: 'text', text: '"k' });
     expect(message.usage).toEqual({
       input_tokens: 565,
