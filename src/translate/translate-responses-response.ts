@@ -8,6 +8,7 @@
  * @module
  */
 import { TransportError } from '../errors.js';
+import { isObject } from '../protocol/is-object.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesUsage } from '../protocol/responses.js';
 import { mapResponsesError } from './map-responses-error.js';
@@ -16,7 +17,6 @@ import { encodeReasoningSignature } from './reasoning-signature-codec.js';
 import { encodeToolIds } from './tool-id-codec.js';
 import {
   describeToolCall,
-  isObject,
   messageIdFor,
   optionalString,
   parseCutToolInput,

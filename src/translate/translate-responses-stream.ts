@@ -36,9 +36,9 @@ import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } fro
 import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
+import { isObject } from '../protocol/is-object.js';
 import {
   cutArgumentsCompletion,
-  isObject,
   messageIdFor,
   optionalString,
   protocolError,
