@@ -1,9 +1,12 @@
 /**
  * The errors a Messages client gets from `tpx serve` (a process, on loopback) when the upstream is set up
  * wrong, each naming what to change: a base URL without `/v1` (the 404 names the URL called and suggests
- * `/v1`), a model the server does not serve (the 404 names the model sent and `TPX_MODEL_MAP`), and a
- * port nothing listens on (the host and port).
+ * `/v1`), a model the server does not serve (the 404 names the model sent and `TPX_MODEL_MAP`), a port
+ * nothing listens on (the host and port), and an upstream that leads back to the proxy itself (508 in one
+ * hop, which neither the proxy nor the official SDK retries).
  */
+import Anthropic from '@anthropic-ai/sdk';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +113,55 @@ describe('errors that point at the fix, through tpx serve', () => {
       expect(body.error.message).toContain(`nothing is listening at 127.0.0.1:${port} (connection refused`);
     } finally {
       await serve.stop();
+    }
+  });
+
+  it('answers a request loop with 508 in one hop that neither the proxy nor the official SDK retries', async () => {
+    // Another name for the proxy: every request that reaches it goes back to the proxy.
+    let proxyPort = 0;
+    const forwarded: string[] = [];
+    const forwarder = createHttpServer((inbound, outbound) => {
+      forwarded.push(`${inbound.method ?? ''} ${inbound.url ?? ''}`);
+      const onward = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: proxyPort,
+          method: inbound.method,
+          path: inbound.url,
+          headers: inbound.headers,
+        },
+        (answer) => {
+          outbound.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outbound);
+        },
+      );
+      onward.on('error', () => outbound.destroy());
+      inbound.pipe(onward);
+    });
+    await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
+    const forwarderUrl = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
+    // The proxy's port must be known before it starts: take a free one.
+    proxyPort = await closedPort();
+    const serve = await startTpxServe(['--port', String(proxyPort)], {
+      ANTHROPIC_API_KEY: 'sk-ant-loop-example',
+      ANTHROPIC_BASE_URL: forwarderUrl,
+    });
+    try {
+      // The official SDK retries 5xx by default (twice) unless the answer says not to.
+      const client = new Anthropic({ baseURL: serve.url, apiKey: 'unused' });
+      const failure = await client.messages
+        .create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Anthropic.APIError);
+      const apiError = failure as InstanceType<typeof Anthropic.APIError>;
+      expect(apiError.status).toBe(508);
+      expect(apiError.message).toContain(`request loop: this request already passed through this proxy`);
+      expect(apiError.headers?.get('x-should-retry')).toBe('false');
+      // One trip around the loop for the one request: no retry by the proxy, none by the SDK.
+      expect(forwarded.filter((line) => line.startsWith('POST /v1/messages'))).toEqual(['POST /v1/messages']);
+    } finally {
+      await serve.stop();
+      await new Promise<void>((resolve) => forwarder.close(() => resolve()));
     }
   });
 });
