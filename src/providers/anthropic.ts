@@ -6,18 +6,14 @@
  */
 import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorType } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
+import { isObject } from '../protocol/is-object.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { completeCutJson } from '../translate/complete-cut-json.js';
 import { mapModelList, modelList } from '../translate/map-model-list.js';
 import type { ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
-import {
-  httpRequest,
-  pickResponseHeaders,
-  readBody,
-  type AttemptContext,
-  type HttpResponse,
-} from './http-exchange.js';
+import { pickResponseHeaders } from '../translate/pick-response-headers.js';
+import { httpRequest, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
 import { isEventStream } from './media-type.js';
@@ -158,7 +154,7 @@ function isToolInput(text: string): boolean {
   if (!/\S/.test(text)) return true;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isObject(value);
   } catch {
     return false;
   }

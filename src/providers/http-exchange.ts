@@ -19,6 +19,7 @@ import type { Transform } from 'node:stream';
 import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
+import { skipContinueResponses } from './skip-continue-responses.js';
 
 export { ResponseBody };
 
@@ -41,25 +42,6 @@ export interface HttpResponse {
   headers: Record<string, string>;
   /** Pulled chunk by chunk; see {@link ResponseBody}. */
   body: ResponseBody;
-}
-
-/** Headers worth passing back to a client: request ids, retry hints and rate-limit state. */
-export function pickResponseHeaders(headers: Record<string, string>): Record<string, string> {
-  const picked: Record<string, string> = {};
-  for (const name in headers) {
-    if (
-      name === 'request-id' ||
-      name === 'x-request-id' ||
-      name === 'retry-after' ||
-      name === 'retry-after-ms' ||
-      name === 'x-should-retry' ||
-      name.startsWith('anthropic-ratelimit-') ||
-      name.startsWith('x-ratelimit-')
-    ) {
-      picked[name] = headers[name]!;
-    }
-  }
-  return picked;
 }
 
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -452,7 +434,8 @@ function refusedAddress(error: unknown): string | undefined {
  * connection for it and only then drops it (nodejs/undici#5845). That socket never carries a request,
  * and as it served no response no keep-alive timer ever closes it: one idle connection left open per
  * abort. undici writes a queued request synchronously once its socket connects, so a socket with
- * nothing written right after the connect callback is one of those, and is closed at once.
+ * nothing written right after the connect callback is one of those, and is closed at once. Each socket
+ * also skips interim `100 Continue` responses, which undici cannot (see `skip-continue-responses.ts`).
  */
 function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector.connector {
   // undici reads a timeout of 0 as "none" (and null as its 10 s default).
@@ -463,6 +446,7 @@ function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector
         callback(error, null);
         return;
       }
+      skipContinueResponses(socket);
       callback(null, socket);
       if (socket.bytesWritten === 0 && !socket.destroyed) socket.destroy();
     });

@@ -12,6 +12,7 @@ import {
   type MessagesErrorType,
   type ProviderName,
 } from '../errors.js';
+import { pickResponseHeaders } from './pick-response-headers.js';
 
 /** The provider an upstream error came from (never `none`: that provider has no upstream). */
 export type UpstreamProvider = Extract<ProviderName, 'anthropic' | 'tpx'>;
@@ -162,7 +163,7 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
     provider: input.provider,
     ...(requestId !== undefined && requestId !== '' ? { requestId } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    headers: keptHeaders(headers),
+    headers: pickResponseHeaders(headers),
   });
 }
 
@@ -434,23 +435,6 @@ function parseRetryAfter(headers: Record<string, string | undefined>): number | 
   const seconds = headers['retry-after']?.trim();
   if (seconds !== undefined && /^\d+(\.\d+)?$/.test(seconds)) return Math.round(Number(seconds) * 1000);
   return undefined;
-}
-
-/** The headers worth passing back to a client: retry timing and rate-limit state. */
-function keptHeaders(headers: Record<string, string | undefined>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    if (
-      name === 'retry-after' ||
-      name === 'retry-after-ms' ||
-      name.startsWith('x-ratelimit-') ||
-      name.startsWith('anthropic-ratelimit-')
-    ) {
-      kept[name] = value;
-    }
-  }
-  return kept;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
