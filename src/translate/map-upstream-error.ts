@@ -12,6 +12,7 @@ import {
   type MessagesErrorType,
   type ProviderName,
 } from '../errors.js';
+import { parseRetryAfter } from './parse-retry-after.js';
 
 /** The provider an upstream error came from (never `none`: that provider has no upstream). */
 export type UpstreamProvider = Extract<ProviderName, 'anthropic' | 'tpx'>;
@@ -151,7 +152,8 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
     headers['request-id'] ??
     headers['x-request-id'] ??
     (isObject(body) && typeof body['request_id'] === 'string' ? body['request_id'] : undefined);
-  const retryAfterMs = parseRetryAfter(headers);
+  const hint = parseRetryAfter(headers);
+  const retryAfterMs = hint !== undefined && 'delayMs' in hint ? Math.round(hint.delayMs) : undefined;
 
   // DESIGN: MODEL_EAUTH covers both "no credentials" and "the provider refused them".
   const code = classification.status === 401 ? 'MODEL_EAUTH' : 'MODEL_EHTTP';
@@ -424,16 +426,6 @@ function lowerCaseKeys(headers: Record<string, string> | undefined): Record<stri
     if (typeof value === 'string') result[name.toLowerCase()] = value;
   }
   return result;
-}
-
-/** The delay the upstream asked for, in milliseconds: `retry-after-ms`, else `retry-after` in seconds. */
-function parseRetryAfter(headers: Record<string, string | undefined>): number | undefined {
-  const milliseconds = headers['retry-after-ms']?.trim();
-  if (milliseconds !== undefined && /^\d+(\.\d+)?$/.test(milliseconds))
-    return Math.round(Number(milliseconds));
-  const seconds = headers['retry-after']?.trim();
-  if (seconds !== undefined && /^\d+(\.\d+)?$/.test(seconds)) return Math.round(Number(seconds) * 1000);
-  return undefined;
 }
 
 /** The headers worth passing back to a client: retry timing and rate-limit state. */
