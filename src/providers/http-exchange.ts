@@ -19,6 +19,7 @@ import type { Transform } from 'node:stream';
 import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
+import { responseTooLarge } from './response-too-large.js';
 
 export { ResponseBody };
 
@@ -347,10 +348,9 @@ export async function readBody(
 }
 
 function tooBig(limit: number, provider: ProviderName): TransportError {
-  return new TransportError(
-    'MODEL_ETOOBIG',
+  return responseTooLarge(
+    provider,
     `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
-    { provider },
   );
 }
 

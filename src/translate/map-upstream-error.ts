@@ -47,6 +47,8 @@ const MESSAGES_ERROR_TYPES: ReadonlySet<string> = new Set<MessagesErrorType>([
 /** OpenAI error codes that mean "the service is overloaded, try later" (B.5). */
 const OVERLOADED_CODES: ReadonlySet<string> = new Set(['server_is_overloaded', 'slow_down']);
 const OVERLOADED_TEXT = /overloaded|slow down/i;
+/** OpenAI codes and types that name a rate limit (`type` is `requests` or `tokens` on a 429). */
+const RATE_LIMIT_CODES: ReadonlySet<string> = new Set(['rate_limit_exceeded', 'rate_limit_error']);
 
 const REASON_PHRASES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
@@ -92,9 +94,9 @@ const DETAIL_LENGTH = 500;
  *
  * | upstream                                                               | status | `error.type`            | retryable |
  * |------------------------------------------------------------------------|--------|-------------------------|-----------|
- * | 503, 529; `server_is_overloaded`/`slow_down`; 429/5xx saying "overloaded" | 529 | `overloaded_error`      | yes       |
+ * | 503, 529; `server_is_overloaded`/`slow_down`; other 5xx saying "overloaded" | 529 | `overloaded_error`      | yes       |
  * | 429 with code or type `insufficient_quota`                             | 402    | `billing_error`         | no        |
- * | 429                                                                    | 429    | `rate_limit_error`      | yes       |
+ * | 429, whatever its message says                                         | 429    | `rate_limit_error`      | yes       |
  * | 400, 422                                                               | 400    | `invalid_request_error` | no        |
  * | 408, 504                                                               | 504    | `timeout_error`         | yes       |
  * | 401, 402, 403, 404, 409, 413, 500, 502, other 4xx/5xx                  | same   | by status (A.8)         | by status |
@@ -175,9 +177,11 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
  * (Groq, quirk 18: `{"error":{"message":…,"type":…,"code":"tool_use_failed","status_code":400}}`).
  * Accepts the chunk (with its `error` member), the error object itself, or a bare string.
  *
- * The Messages type (for the `error` event the caller sends) is `overloaded_error` when the upstream said
- * overloaded, slow down, 429, 503 or 529; else the type for its numeric status (`status_code`, `status`,
- * or a numeric `code`); else the upstream's own `type` when it is a Messages type; else `api_error`.
+ * The Messages type (for the `error` event the caller sends) is `rate_limit_error` (429) for a stated 429
+ * or a rate-limit code or type; `overloaded_error` (529) for a stated 503 or 529, an overload code or
+ * type, or — when neither a status below 500 nor a Messages type was stated — a message saying overloaded
+ * or slow down; else the type for its numeric status (`status_code`, `status`, or a numeric `code`); else
+ * the upstream's own `type` when it is a Messages type; else `api_error`.
  *
  * @example
  * mapStreamErrorObject({ error: { code: 400, message: 'Token limit reached' } }, 'tpx')
@@ -202,20 +206,29 @@ export function mapStreamErrorObject(error: unknown, provider: UpstreamProvider)
     text = excerpt(safeStringify(inner));
   }
 
-  const isOverloaded =
-    OVERLOADED_TEXT.test(text) ||
-    (code !== undefined && OVERLOADED_CODES.has(code)) ||
-    upstreamType === 'overloaded_error' ||
+  // What the upstream states decides, as for an error status: an explicit status, then an explicit
+  // code or type; the message's wording only when neither says more than "failed".
+  const statedType = upstreamType !== undefined && MESSAGES_ERROR_TYPES.has(upstreamType);
+  const isRateLimit =
     status === 429 ||
-    status === 503 ||
-    status === 529;
+    (status === undefined &&
+      (upstreamType === 'rate_limit_error' ||
+        (code !== undefined && RATE_LIMIT_CODES.has(code)) ||
+        (upstreamType !== undefined && RATE_LIMIT_CODES.has(upstreamType))));
+  const isOverloaded =
+    !isRateLimit &&
+    ((code !== undefined && OVERLOADED_CODES.has(code)) ||
+      upstreamType === 'overloaded_error' ||
+      status === 503 ||
+      status === 529 ||
+      ((status === undefined || status >= 500) && !statedType && OVERLOADED_TEXT.test(text)));
   let type: MessagesErrorType;
-  if (isOverloaded) type = 'overloaded_error';
+  if (isRateLimit) type = 'rate_limit_error';
+  else if (isOverloaded) type = 'overloaded_error';
   else if (status !== undefined) type = errorTypeForStatus(status);
-  else if (upstreamType !== undefined && MESSAGES_ERROR_TYPES.has(upstreamType))
-    type = upstreamType as MessagesErrorType;
+  else if (statedType) type = upstreamType as MessagesErrorType;
   else type = 'api_error';
-  const effectiveStatus = isOverloaded ? 529 : (status ?? 500);
+  const effectiveStatus = isRateLimit ? 429 : isOverloaded ? 529 : (status ?? 500);
 
   const prefix = ['upstream stream error', status, code].filter((part) => part !== undefined).join(' ');
   return new TransportError('MODEL_EHTTP', `${prefix}: ${text}`, {
@@ -234,7 +247,12 @@ interface Classification {
   retryable: boolean;
 }
 
-/** The status, Messages type and retryability for a non-Messages error answer (the D.7 table). */
+/**
+ * The status, Messages type and retryability for a non-Messages error answer (the D.7 table). What the
+ * upstream states — its status, its error code — decides; the wording of its message is read only on a
+ * generic 5xx, whose status says no more than "the server failed". A 429 stays a rate limit whatever its
+ * message says ("overloaded", "context too long"): clients wait and retry a 429 by its rate-limit headers.
+ */
 function classify(
   upstreamStatus: number,
   code: string | undefined,
@@ -242,15 +260,15 @@ function classify(
   text: string,
 ): Classification {
   if (!isErrorStatus(upstreamStatus)) return { status: 502, type: 'api_error', retryable: false };
+  if (upstreamStatus === 429 && (code === 'insufficient_quota' || upstreamType === 'insufficient_quota')) {
+    return { status: 402, type: 'billing_error', retryable: false };
+  }
   const isOverloaded =
     upstreamStatus === 503 ||
     upstreamStatus === 529 ||
     (code !== undefined && OVERLOADED_CODES.has(code)) ||
-    ((upstreamStatus === 429 || upstreamStatus >= 500) && OVERLOADED_TEXT.test(text));
+    (upstreamStatus >= 500 && OVERLOADED_TEXT.test(text));
   if (isOverloaded) return { status: 529, type: 'overloaded_error', retryable: true };
-  if (upstreamStatus === 429 && (code === 'insufficient_quota' || upstreamType === 'insufficient_quota')) {
-    return { status: 402, type: 'billing_error', retryable: false };
-  }
   const status = upstreamStatus === 422 ? 400 : upstreamStatus === 408 ? 504 : upstreamStatus;
   return { status, type: errorTypeForStatus(status), retryable: isRetryableStatus(upstreamStatus) };
 }
