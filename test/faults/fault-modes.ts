@@ -159,7 +159,8 @@ const timeout = (deadline: DeadlineName, afterEvents = false) =>
   });
 const protocol = (afterEvents = false, attempts = 1) =>
   failure('MODEL_EPROTO', 502, 'api_error', { afterEvents, attempts });
-const tooBig = (afterEvents = false) => failure('MODEL_ETOOBIG', 413, 'request_too_large', { afterEvents });
+// The upstream's answer is at fault, not the caller's request: a 502, never a 413 that blames the caller.
+const tooBig = (afterEvents = false) => failure('MODEL_ETOOBIG', 502, 'api_error', { afterEvents });
 const http = (status: number, type: MessagesErrorType, attempts = 1, afterEvents = false) =>
   failure('MODEL_EHTTP', status, type, { attempts, afterEvents });
 
