@@ -4,12 +4,13 @@
  * `tpx mock-model`'s server on loopback, and with small shell stand-ins for exit codes, arguments,
  * stdin and signals.
  */
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
-import { runTpx, STAND_IN } from './cli-process.js';
+import { CLI, runTpx, STAND_IN } from './cli-process.js';
 
 function script(body: string): string {
   const directory = mkdtempSync(join(tmpdir(), 'tpx-claude-'));
@@ -63,6 +64,32 @@ describe('tpx claude', () => {
       '{"pattern":"example"}',
       '{"file_path":"example"}',
     ]);
+  });
+
+  it('completes against `tpx mock-model` run as its own process, as a user starts it', async () => {
+    const mockProcess = spawn(process.execPath, [CLI, 'mock-model', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let printed = '';
+        mockProcess.stdout.on('data', (chunk: Buffer) => {
+          printed += chunk.toString('utf8');
+          const match = /listening on (http:\/\/\S+)/.exec(printed);
+          if (match !== null) resolve(match[1]!);
+        });
+        mockProcess.once('close', (code) => reject(new Error(`tpx mock-model exited with ${String(code)}`)));
+      });
+      const result = await runTpx(
+        ['claude', '--base-url', url, '--token', 'local', '--claude-bin', STAND_IN, '-p', 'say hi'],
+        {},
+      );
+      expect(result.stderr).toContain('stand-in: 2 turn(s), 1 tool round(s), stop_reason end_turn');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('The tools answered: Glob');
+    } finally {
+      mockProcess.kill('SIGTERM');
+    }
   });
 
   it('takes the upstream from flags equal to the variables', async () => {
