@@ -82,7 +82,10 @@ export interface TransportErrorOptions {
   deadline?: DeadlineName;
   /** Delay the upstream asked for before a retry, in milliseconds (from `retry-after`). */
   retryAfterMs?: number;
-  /** Upstream response headers worth passing back to a client (`retry-after`, rate-limit headers). */
+  /**
+   * The upstream response headers tpx-transport keeps (lower-case names): request ids, `retry-after`,
+   * `retry-after-ms`, `x-should-retry` and rate-limit headers; see `translate/pick-response-headers.ts`.
+   */
   headers?: Record<string, string>;
 }
 

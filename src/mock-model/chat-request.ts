@@ -6,6 +6,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 /** A message as received; only `role` is checked. */
 export type IncomingChatMessage = Record<string, unknown> & { role: string };
 
@@ -187,10 +189,6 @@ function readToolChoice(
 
 function problem(message: string, param: string | null, code: string | null): ReadChatRequestResult {
   return { ok: false, problem: { message, param, code } };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function jsonType(value: unknown): string {

@@ -23,6 +23,7 @@
 import type { ChatRequest, IncomingChatMessage, OfferedTool } from './chat-request.js';
 import type { Completion } from './render-completion.js';
 import { exampleArguments } from './schema-example.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** At most this many tools are called at once. */
 const MAX_PARALLEL_CALLS = 4;
@@ -179,8 +180,4 @@ function summarise(text: string, maxLength: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   const codePoints = Array.from(flat);
   return codePoints.length <= maxLength ? flat : `${codePoints.slice(0, maxLength - 1).join('')}…`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

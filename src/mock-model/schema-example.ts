@@ -21,6 +21,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 const MAX_ARRAY_ITEMS = 5;
 /** Nesting beyond this depth gives empty objects and arrays, so a deep schema cannot blow up the reply. */
 const MAX_DEPTH = 8;
@@ -188,10 +190,6 @@ function exampleArray(schema: Schema, context: ExampleContext, depth: number): u
   const minItems = nonNegativeInteger(schema['minItems']) ?? 0;
   const count = Math.min(Math.max(1, minItems), MAX_ARRAY_ITEMS, maxItems ?? MAX_ARRAY_ITEMS);
   return Array.from({ length: count }, () => exampleValue(items, context, depth + 1));
-}
-
-function isObject(value: unknown): value is Schema {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function finite(value: unknown): number | undefined {

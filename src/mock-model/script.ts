@@ -17,6 +17,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 /** Timing fields that every reply may carry. */
 export interface MockReplyTiming {
   /** Milliseconds to wait before sending the response headers. */
@@ -246,7 +248,7 @@ function parseToolCalls(value: unknown, path: string): MockScriptedToolCall[] {
     const rawArguments = call['arguments'];
     let parsedArguments: MockScriptedToolCall['arguments'];
     if (typeof rawArguments === 'string') parsedArguments = rawArguments;
-    else if (isPlainObject(rawArguments)) parsedArguments = { ...rawArguments };
+    else if (isObject(rawArguments)) parsedArguments = { ...rawArguments };
     else fail(`${callPath}.arguments`, `expected an object or a string, got ${describe(rawArguments)}`);
     return {
       ...('id' in call ? { id: expectString(call['id'], `${callPath}.id`) } : {}),
@@ -283,7 +285,7 @@ function checkKeys(value: Record<string, unknown>, path: string, allowed: readon
 }
 
 function expectObject(value: unknown, path: string): Record<string, unknown> {
-  if (!isPlainObject(value)) fail(path, `expected an object, got ${describe(value)}`);
+  if (!isObject(value)) fail(path, `expected an object, got ${describe(value)}`);
   return value;
 }
 
@@ -297,10 +299,6 @@ function expectDuration(value: unknown, path: string): number {
     fail(path, `expected a number of milliseconds (0 or more), got ${describe(value)}`);
   }
   return value;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A short rendering of an unexpected value for error messages. */

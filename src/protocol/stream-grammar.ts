@@ -17,6 +17,7 @@
  * @module
  */
 import type { ErrorEvent, MessageStreamEvent } from './messages.js';
+import { isObject } from './is-object.js';
 
 /** An event as the checker reads it: one of ours, or any object with a string `type`. */
 export type GrammarEvent = MessageStreamEvent | ErrorEvent | { type: string; [key: string]: unknown };
@@ -207,8 +208,4 @@ export function createStreamGrammar(): StreamGrammar {
   }
 
   return { accept, end };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -6,16 +6,14 @@
  */
 import { TransportError, errorTypeForStatus, isRetryableStatus, statusForErrorType } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent, ToolUseBlock } from '../protocol/messages.js';
+import { isObject } from '../protocol/is-object.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { isKnownEventType, validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
+import { completeCutJson } from '../translate/complete-cut-json.js';
+import { mapModelList, modelList } from '../translate/map-model-list.js';
 import type { ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
-import {
-  httpRequest,
-  pickResponseHeaders,
-  readBody,
-  type AttemptContext,
-  type HttpResponse,
-} from './http-exchange.js';
+import { pickResponseHeaders } from '../translate/pick-response-headers.js';
+import { httpRequest, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { explainUpstreamError } from './explain-upstream-error.js';
 import { inspectOpenAiUpstream } from './inspect-upstream.js';
 import { isEventStream } from './media-type.js';
@@ -156,10 +154,37 @@ function isToolInput(text: string): boolean {
   if (!/\S/.test(text)) return true;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isObject(value);
   } catch {
     return false;
   }
+}
+
+/**
+ * llama.cpp's `/v1/messages` stream (b11669) opens a `tool_use` block without the `input: {}` that
+ * Anthropic sends (the input arrives only as `input_json_delta` fragments, as it always does). Such a
+ * block is read as carrying that empty input, so the caller gets the documented event shape.
+ */
+function withEmptyToolInput(payload: unknown): unknown {
+  const event = payload as { type?: unknown; content_block?: unknown } | null;
+  if (event?.type !== 'content_block_start') return payload;
+  const block = event.content_block as { type?: unknown; input?: unknown } | null | undefined;
+  if (typeof block !== 'object' || block === null || block.type !== 'tool_use' || 'input' in block)
+    return payload;
+  return { ...event, content_block: { ...block, input: {} } };
+}
+
+/**
+ * The `models` list of a server that speaks Messages but lists its models in OpenAI's shape (llama.cpp:
+ * `{"object":"list","data":[{"id":…,"object":"model",…}]}`), mapped to the Messages list shape; an
+ * Anthropic list (every entry `type: "model"`) is handed on as it came.
+ */
+function asMessagesModelList(payload: { data: unknown[] }): unknown {
+  const isMessagesList = payload.data.every(
+    (entry) => (entry as { type?: unknown } | null)?.type === 'model',
+  );
+  if (isMessagesList) return payload;
+  return mapModelList(payload) ?? modelList([]);
 }
 
 function unreadableToolInput(input: { index: number; text: string }): TransportError {
@@ -242,27 +267,21 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
       const toolIds = new Set<string>();
       const toolInputs = new Map<number, string[]>();
       let brokenInput: { index: number; text: string } | undefined;
-      /** Checks one event against the stream's rules; the event to deliver, or undefined to skip it. */
-      const accept = (sse: SseMessage): MessageStreamEvent | undefined => {
-        const data = sse.data.trim();
-        if (data === '') return undefined;
-        const payload = parseJson(data, 'stream event');
-        const type = (payload as { type?: unknown } | null)?.type;
-        if (typeof type === 'string' && !isKnownEventType(type)) return undefined; // future event types are skipped
-        const validated = validateStreamEvent(payload);
-        if (!validated.ok) {
-          throw new TransportError(
-            'MODEL_EPROTO',
-            `the anthropic stream sent an invalid event: ${validated.message}`,
-            {
-              provider: 'anthropic',
-            },
-          );
+      /** The block open now, and blocks closed before the server closed them (see below). */
+      let openBlock: number | undefined;
+      const closedEarly = new Set<number>();
+      /** Applies the stream's rules to one validated event, adding what to deliver to `delivered`. */
+      const deliver = (event: MessageStreamEvent, delivered: MessageStreamEvent[]): void => {
+        if (event.type === 'content_block_start' && openBlock !== undefined) {
+          // llama.cpp's `/v1/messages` stream (b11669) starts the next block without stopping the open one
+          // and sends every content_block_stop at the end. Blocks follow one another there, never
+          // interleave, so the open one is stopped here and its late stop dropped: one block open at a
+          // time, as the Messages stream grammar and its clients expect.
+          const index = openBlock;
+          deliver({ type: 'content_block_stop', index }, delivered);
+          closedEarly.add(index);
         }
-        const event = validated.value;
-        // Retried like the status it stands for when nothing reached the caller yet (an overloaded_error
-        // first is a 529, PROTOCOLS.md A.7); the transport never retries once events were delivered.
-        if (event.type === 'error') throw errorInAnswer(event.error, 'stream');
+        if (event.type === 'content_block_stop' && closedEarly.delete(event.index)) return;
         if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
           const id = (event.content_block as { id: string }).id;
           if (toolIds.has(id)) throw duplicateToolId(id);
@@ -273,8 +292,23 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         } else if (event.type === 'content_block_stop') {
           const fragments = toolInputs.get(event.index);
           toolInputs.delete(event.index);
-          if (fragments !== undefined && brokenInput === undefined && !isToolInput(fragments.join(''))) {
-            brokenInput = { index: event.index, text: fragments.join('') };
+          const text = fragments?.join('') ?? '';
+          if (fragments !== undefined && brokenInput === undefined && !isToolInput(text)) {
+            brokenInput = { index: event.index, text };
+            // A cut input is completed by appending only, as on the tpx path (`complete-cut-json.ts`): one
+            // more fragment before the block ends, so the message accumulates. Whether a cut was allowed
+            // is settled at message_delta: only `max_tokens` may cut a tool call.
+            const suffix = completeCutJson(text);
+            if (suffix !== undefined && suffix !== '') {
+              deliver(
+                {
+                  type: 'content_block_delta',
+                  index: event.index,
+                  delta: { type: 'input_json_delta', partial_json: suffix },
+                },
+                delivered,
+              );
+            }
           }
         } else if (event.type === 'message_delta' && brokenInput !== undefined) {
           // The token limit may cut a tool call's JSON, as it does for any text; any other ending means the
@@ -291,17 +325,43 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
             },
           );
         }
-        return event;
+        if (event.type === 'content_block_start') openBlock = event.index;
+        else if (event.type === 'content_block_stop') openBlock = undefined;
+        delivered.push(event);
+      };
+      /** Checks one server-sent event; the events to deliver (none to skip it). */
+      const accept = (sse: SseMessage): MessageStreamEvent[] => {
+        const data = sse.data.trim();
+        if (data === '') return [];
+        const payload = withEmptyToolInput(parseJson(data, 'stream event'));
+        const type = (payload as { type?: unknown } | null)?.type;
+        if (typeof type === 'string' && !isKnownEventType(type)) return []; // future event types are skipped
+        const validated = validateStreamEvent(payload);
+        if (!validated.ok) {
+          throw new TransportError(
+            'MODEL_EPROTO',
+            `the anthropic stream sent an invalid event: ${validated.message}`,
+            {
+              provider: 'anthropic',
+            },
+          );
+        }
+        const event = validated.value;
+        // Retried like the status it stands for when nothing reached the caller yet (an overloaded_error
+        // first is a 529, PROTOCOLS.md A.7); the transport never retries once events were delivered.
+        if (event.type === 'error') throw errorInAnswer(event.error, 'stream');
+        const delivered: MessageStreamEvent[] = [];
+        deliver(event, delivered);
+        return delivered;
       };
       for await (const messages of readSse(response, context)) {
         const batch: MessageStreamEvent[] = [];
         let stopped = false;
         try {
           for (const sse of messages) {
-            const event = accept(sse);
-            if (event === undefined) continue;
-            batch.push(event);
-            if (event.type === 'message_stop') {
+            const events = accept(sse);
+            batch.push(...events);
+            if (events.at(-1)?.type === 'message_stop') {
               stopped = true;
               break;
             }
@@ -361,7 +421,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           provider: 'anthropic',
         });
       }
-      return payload;
+      return asMessagesModelList(payload as { data: unknown[] });
     },
 
     inspect(options, context, report: ReportResponse): Promise<UpstreamReport> {

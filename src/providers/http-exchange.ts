@@ -44,25 +44,6 @@ export interface HttpResponse {
   body: ResponseBody;
 }
 
-/** Headers worth passing back to a client: request ids, retry hints and rate-limit state. */
-export function pickResponseHeaders(headers: Record<string, string>): Record<string, string> {
-  const picked: Record<string, string> = {};
-  for (const name in headers) {
-    if (
-      name === 'request-id' ||
-      name === 'x-request-id' ||
-      name === 'retry-after' ||
-      name === 'retry-after-ms' ||
-      name === 'x-should-retry' ||
-      name.startsWith('anthropic-ratelimit-') ||
-      name.startsWith('x-ratelimit-')
-    ) {
-      picked[name] = headers[name]!;
-    }
-  }
-  return picked;
-}
-
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name in raw) {

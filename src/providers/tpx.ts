@@ -50,13 +50,8 @@ import { translateResponse } from '../translate/translate-response.js';
 import { StreamTranslator } from '../translate/translate-stream.js';
 import type { TokenSource } from './token-source.js';
 import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
-import {
-  httpRequest,
-  pickResponseHeaders,
-  readBody,
-  type AttemptContext,
-  type HttpResponse,
-} from './http-exchange.js';
+import { pickResponseHeaders } from '../translate/pick-response-headers.js';
+import { httpRequest, readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { noteUpstreamModel } from './attempt-notes.js';
 import { MAX_RUN_CHARS, SLICE_CHARS, estimateInputTokensInSlices } from './estimate-tokens-in-slices.js';
 import { explainUpstreamError } from './explain-upstream-error.js';

@@ -30,6 +30,7 @@
 import { TransportError } from '../errors.js';
 import type { MessageParam, MessagesRequest } from '../protocol/messages.js';
 import { estimateInputTokens, PER_MESSAGE_TOKENS, type CountTextTokens } from './estimate-input-tokens.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** The content a cleared tool result gets, so the model knows something was there. */
 export const CLEARED_TOOL_RESULT = '[This tool result was cleared to save context.]';
@@ -60,10 +61,6 @@ type Block = Record<string, unknown>;
 
 function invalid(message: string): never {
   throw new TransportError('MODEL_EINVAL', message);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** What {@link applyContextEdits} may be told besides the request. */
@@ -131,12 +128,12 @@ export function applyContextEdits(
 function editsOf(request: MessagesRequest): Block[] {
   const contextManagement: unknown = request['context_management'];
   if (contextManagement === undefined || contextManagement === null) return [];
-  if (!isRecord(contextManagement)) invalid('context_management must be an object');
+  if (!isObject(contextManagement)) invalid('context_management must be an object');
   const edits = contextManagement['edits'];
   if (edits === undefined || edits === null) return [];
   if (!Array.isArray(edits)) invalid('context_management.edits must be an array');
   return edits.map((edit: unknown, index) => {
-    if (!isRecord(edit)) invalid(`context_management.edits[${index}] must be an object`);
+    if (!isObject(edit)) invalid(`context_management.edits[${index}] must be an object`);
     return edit;
   });
 }
@@ -174,9 +171,9 @@ function amount(
 ): { type: string; value: number } | undefined {
   const option = edit[key];
   if (option === undefined || option === null) return undefined;
-  const value = isRecord(option) ? option['value'] : undefined;
+  const value = isObject(option) ? option['value'] : undefined;
   if (
-    !isRecord(option) ||
+    !isObject(option) ||
     !types.includes(String(option['type'])) ||
     typeof value !== 'number' ||
     !Number.isInteger(value) ||
@@ -205,7 +202,7 @@ function clearThinking(
   if (keep !== undefined) keepTurns = keep.value;
 
   const isThinking = (block: unknown) =>
-    isRecord(block) && (block['type'] === 'thinking' || block['type'] === 'redacted_thinking');
+    isObject(block) && (block['type'] === 'thinking' || block['type'] === 'redacted_thinking');
   const turnsWithThinking = messages.flatMap((message, index) =>
     message.role === 'assistant' && Array.isArray(message.content) && message.content.some(isThinking)
       ? [index]
@@ -321,7 +318,7 @@ function findToolUses(messages: readonly MessageParam[]): ToolUse[] {
   messages.forEach((message, messageIndex) => {
     if (!Array.isArray(message.content)) return;
     message.content.forEach((block: unknown, blockIndex) => {
-      if (!isRecord(block)) return;
+      if (!isObject(block)) return;
       if (message.role === 'assistant' && block['type'] === 'tool_use') {
         const use: ToolUse = {
           messageIndex,
@@ -384,7 +381,7 @@ function contentTokens(content: readonly unknown[], countText: CountTextTokens):
   const blocks = content.map((item) =>
     typeof item === 'string'
       ? { type: 'text', text: item }
-      : isRecord(item) && typeof item['type'] === 'string'
+      : isObject(item) && typeof item['type'] === 'string'
         ? item
         : { type: 'text', text: JSON.stringify(item ?? {}) },
   );

@@ -35,6 +35,7 @@ import type {
 import type { DialectProfile } from './dialects.js';
 import { foldSystemMessages } from './fold-system-messages.js';
 import { mapMistralToolIds } from './mistral-tool-ids.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** The request body after a dialect was applied: Chat Completions plus the extensions some servers want. */
 export interface DialectChatRequest extends ChatCompletionRequest {
@@ -212,14 +213,14 @@ export function createChunkNormalizer(
     if (!needsToolPass || !Array.isArray(result.choices)) return result;
     let changed = false;
     const choices = result.choices.map((choice) => {
-      if (!isRecord(choice) || !(choice.index === undefined || choice.index === null || choice.index === 0)) {
+      if (!isObject(choice) || !(choice.index === undefined || choice.index === null || choice.index === 0)) {
         return choice;
       }
       const delta = choice.delta;
-      if (!isRecord(delta) || !Array.isArray(delta.tool_calls)) return choice;
+      if (!isObject(delta) || !Array.isArray(delta.tool_calls)) return choice;
       let deltaSignature = profile.echoesThoughtSignatures ? signatureOf(delta) : undefined;
       const calls = delta.tool_calls.map((raw: unknown) => {
-        if (!isRecord(raw)) return raw;
+        if (!isObject(raw)) return raw;
         let call: Record<string, unknown> = raw;
         if (profile.echoesThoughtSignatures) {
           // A signature on the delta belongs to the first call it names (Gemini signs the first of a
@@ -241,8 +242,8 @@ export function createChunkNormalizer(
 
 /** Moves Kimi's per-choice usage to the chunk, unless the chunk has its own. */
 function liftChoiceUsage(chunk: ChatCompletionChunk): ChatCompletionChunk {
-  if (isRecord(chunk.usage) || !Array.isArray(chunk.choices)) return chunk;
-  const carrier = chunk.choices.find((choice) => isRecord(choice) && isRecord(choice['usage']));
+  if (isObject(chunk.usage) || !Array.isArray(chunk.choices)) return chunk;
+  const carrier = chunk.choices.find((choice) => isObject(choice) && isObject(choice['usage']));
   if (carrier === undefined) return chunk;
   return { ...chunk, usage: carrier['usage'] as ChatCompletionUsage };
 }
@@ -315,22 +316,18 @@ function isCompleteJson(text: string): boolean {
 
 /** `extra_content.google.thought_signature` of a call, delta or message, when it is a non-empty string. */
 function signatureOf(value: unknown): string | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isObject(value)) return undefined;
   const extra = value['extra_content'];
-  if (!isRecord(extra)) return undefined;
+  if (!isObject(extra)) return undefined;
   const google = extra['google'];
-  return isRecord(google) ? nonEmptyString(google['thought_signature']) : undefined;
+  return isObject(google) ? nonEmptyString(google['thought_signature']) : undefined;
 }
 
 function functionOf(call: Record<string, unknown>): Record<string, unknown> | undefined {
   const fn = call['function'];
-  return isRecord(fn) ? fn : undefined;
+  return isObject(fn) ? fn : undefined;
 }
 
 function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

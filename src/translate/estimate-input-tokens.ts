@@ -19,6 +19,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 /** Counts the tokens of one string. */
 export type CountTextTokens = (text: string) => number;
 
@@ -38,13 +40,9 @@ interface Tally {
   fixedTokens: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function addDocument(block: Record<string, unknown>, tally: Tally): void {
   const source = block['source'];
-  if (!isRecord(source)) return;
+  if (!isObject(source)) return;
   const data = source['data'];
   switch (source['type']) {
     case 'text':
@@ -64,7 +62,7 @@ function addDocument(block: Record<string, unknown>, tally: Tally): void {
 }
 
 function addBlock(block: unknown, tally: Tally): void {
-  if (!isRecord(block)) return;
+  if (!isObject(block)) return;
   switch (block['type']) {
     case 'text':
       if (typeof block['text'] === 'string') tally.text.push(block['text']);
@@ -114,7 +112,7 @@ export function estimateInputTokens(request: Record<string, unknown>, countText:
   if (Array.isArray(messages)) {
     for (const message of messages) {
       tally.fixedTokens += PER_MESSAGE_TOKENS;
-      if (isRecord(message)) addContent(message['content'], tally);
+      if (isObject(message)) addContent(message['content'], tally);
     }
   }
   const tools = request['tools'];

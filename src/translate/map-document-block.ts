@@ -38,6 +38,7 @@ import type {
 } from '../protocol/chat-completions.js';
 import { describeDialect } from './describe-dialect.js';
 import type { DialectName, DialectProfile } from './dialects.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** Whether a dialect's server takes a PDF as a `file` part, from base64 data and from a URL. */
 interface FilePartSupport {
@@ -59,10 +60,6 @@ export type DocumentPart = ChatTextPart | ChatImagePart | ChatFilePart;
 
 function invalid(message: string): never {
   throw new TransportError('MODEL_EINVAL', message);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function nonEmptyString(value: unknown): string | undefined {
@@ -97,8 +94,8 @@ export function mapDocumentBlock(
   // Only the block's `type` was validated: every other field is read as unknown.
   const block = documentBlock as Record<string, unknown>;
   const source = block['source'];
-  const sourceType = isRecord(source) ? source['type'] : undefined;
-  if (!isRecord(source)) invalid(`${path}: a document needs a source object`);
+  const sourceType = isObject(source) ? source['type'] : undefined;
+  if (!isObject(source)) invalid(`${path}: a document needs a source object`);
   switch (sourceType) {
     case 'text': {
       if (typeof source['data'] !== 'string') invalid(`${path}.source.data must be a string`);
@@ -159,9 +156,9 @@ function contentDocument(block: Record<string, unknown>, content: unknown, path:
   const images: ChatImagePart[] = [];
   content.forEach((inner: unknown, index) => {
     const innerPath = `${path}.source.content[${index}]`;
-    if (isRecord(inner) && inner['type'] === 'text' && typeof inner['text'] === 'string') {
+    if (isObject(inner) && inner['type'] === 'text' && typeof inner['text'] === 'string') {
       texts.push(inner['text']);
-    } else if (isRecord(inner) && inner['type'] === 'image') {
+    } else if (isObject(inner) && inner['type'] === 'image') {
       images.push(mapImageSource(inner['source'], innerPath));
     } else {
       invalid(`${innerPath}: a document's content may hold only text and image blocks`);
@@ -176,7 +173,7 @@ function contentDocument(block: Record<string, unknown>, content: unknown, path:
  * @throws TransportError `MODEL_EINVAL` for any other source (a Files API id).
  */
 export function mapImageSource(source: unknown, path: string): ChatImagePart {
-  if (isRecord(source)) {
+  if (isObject(source)) {
     if (
       source['type'] === 'base64' &&
       typeof source['media_type'] === 'string' &&
@@ -191,7 +188,7 @@ export function mapImageSource(source: unknown, path: string): ChatImagePart {
       return { type: 'image_url', image_url: { url: source['url'] } };
     }
   }
-  const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
+  const type = isObject(source) ? JSON.stringify(source['type']) : typeof source;
   return invalid(
     `${path}: an image with source type ${type} cannot be translated; use a base64 or url source`,
   );
@@ -221,7 +218,7 @@ export function mapSearchResultBlock(searchResult: object, path: string): ChatTe
   const content = block['content'];
   if (!Array.isArray(content)) invalid(`${path}.content must be an array of text blocks`);
   const texts = content.map((inner: unknown, index) => {
-    if (!isRecord(inner) || inner['type'] !== 'text' || typeof inner['text'] !== 'string') {
+    if (!isObject(inner) || inner['type'] !== 'text' || typeof inner['text'] !== 'string') {
       invalid(`${path}.content[${index}]: a search result's content may hold only text blocks`);
     }
     return inner['text'];

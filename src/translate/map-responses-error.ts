@@ -6,6 +6,7 @@
  */
 import type { TransportError } from '../errors.js';
 import { mapStreamErrorObject } from './map-upstream-error.js';
+import { isObject } from '../protocol/is-object.js';
 
 /**
  * The HTTP status a Responses error code stands for, where the code says it: these errors arrive with a
@@ -43,8 +44,4 @@ export function mapResponsesError(error: unknown): TransportError {
   const status = code === undefined ? undefined : STATUS_BY_CODE.get(code);
   if (status === undefined || inner['status_code'] !== undefined) return mapStreamErrorObject(inner, 'tpx');
   return mapStreamErrorObject({ ...inner, status_code: status }, 'tpx');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@
  */
 import type { Usage } from '../protocol/messages.js';
 import type { ResponsesUsage } from '../protocol/responses.js';
+import { isObject } from '../protocol/is-object.js';
 
 /**
  * The Messages usage for a Responses usage object.
@@ -47,8 +48,4 @@ export function mapResponsesUsage(usage: ResponsesUsage | null | undefined): Usa
 function count(value: unknown): number | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
   return Math.max(0, Math.floor(value));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -13,6 +13,7 @@ import {
   type ProviderName,
 } from '../errors.js';
 import { parseRetryAfter } from './parse-retry-after.js';
+import { pickResponseHeaders } from './pick-response-headers.js';
 
 /** The provider an upstream error came from (never `none`: that provider has no upstream). */
 export type UpstreamProvider = Extract<ProviderName, 'anthropic' | 'tpx'>;
@@ -166,7 +167,7 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
     provider: input.provider,
     ...(requestId !== undefined && requestId !== '' ? { requestId } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    headers: keptHeaders(headers),
+    headers: pickResponseHeaders(headers),
   });
 }
 
@@ -444,23 +445,6 @@ function lowerCaseKeys(headers: Record<string, string> | undefined): Record<stri
     if (typeof value === 'string') result[name.toLowerCase()] = value;
   }
   return result;
-}
-
-/** The headers worth passing back to a client: retry timing and rate-limit state. */
-function keptHeaders(headers: Record<string, string | undefined>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    if (
-      name === 'retry-after' ||
-      name === 'retry-after-ms' ||
-      name.startsWith('x-ratelimit-') ||
-      name.startsWith('anthropic-ratelimit-')
-    ) {
-      kept[name] = value;
-    }
-  }
-  return kept;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -5,6 +5,7 @@
  */
 import type { ChatCompletionUsage } from '../protocol/chat-completions.js';
 import type { Usage } from '../protocol/messages.js';
+import { isObject } from '../protocol/is-object.js';
 
 /**
  * The Messages usage for an upstream usage object.
@@ -46,8 +47,4 @@ export function mapUsage(usage: ChatCompletionUsage | null | undefined): Usage {
 function count(value: unknown): number | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
   return Math.max(0, Math.floor(value));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

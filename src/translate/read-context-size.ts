@@ -12,6 +12,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 /** llama.cpp's context size from its `/props` answer, or `undefined` when the answer has none. */
 export function readLlamaCppContextSize(props: unknown): number | undefined {
   const settings = isObject(props) ? props['default_generation_settings'] : undefined;
@@ -33,8 +35,4 @@ export function readModelListContextSize(list: unknown, model?: string): number 
 
 function positiveInteger(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -14,6 +14,8 @@
  * @module
  */
 
+import { isObject } from '../protocol/is-object.js';
+
 /** One model the upstream lists. */
 export interface CatalogModel {
   id: string;
@@ -27,10 +29,6 @@ function positiveWhole(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The models of an OpenAI-style list (`{"data":[{"id":…},…]}`), or `undefined` when the payload is not
  * one. An empty `data` array is an empty list.
@@ -40,12 +38,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * // → [{ id: 'qwen3', contextWindow: 32768 }]
  */
 export function readModelCatalog(payload: unknown): CatalogModel[] | undefined {
-  if (!isRecord(payload)) return undefined;
+  if (!isObject(payload)) return undefined;
   const data = payload['data'];
   if (!Array.isArray(data)) return undefined;
   const models: CatalogModel[] = [];
   for (const entry of data) {
-    if (!isRecord(entry)) continue;
+    if (!isObject(entry)) continue;
     const id = entry['id'];
     if (typeof id !== 'string' || id === '') continue;
     const model: CatalogModel = { id };
@@ -69,9 +67,9 @@ export function readModelCatalog(payload: unknown): CatalogModel[] | undefined {
  * readContextSize({ default_generation_settings: { n_ctx: 4096 } }) // → 4096
  */
 export function readContextSize(payload: unknown): number | undefined {
-  if (!isRecord(payload)) return undefined;
+  if (!isObject(payload)) return undefined;
   const settings = payload['default_generation_settings'];
-  if (isRecord(settings)) {
+  if (isObject(settings)) {
     const nested = positiveWhole(settings['n_ctx']);
     if (nested !== undefined) return nested;
   }

@@ -17,6 +17,7 @@
  * @module
  */
 import type { ChatCompletionRequest } from '../protocol/chat-completions.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** The server root for a base URL: `http://host:8080/v1` → `http://host:8080`. */
 export function serverRootUrl(baseUrl: string): string {
@@ -60,8 +61,4 @@ export function vllmTokenizeBody(body: ChatCompletionRequest): Record<string, un
 export function readVllmTokenCount(payload: unknown): number | undefined {
   const count = isObject(payload) ? payload['count'] : undefined;
   return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

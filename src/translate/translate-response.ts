@@ -15,6 +15,7 @@ import { completeCutJson } from './complete-cut-json.js';
 import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolIds } from './tool-id-codec.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** The part of the tool-name map the response translators need (see `tool-name-codec.ts`). */
 export interface UpstreamToolNames {
@@ -329,11 +330,6 @@ export function protocolError(message: string, cause?: unknown): TransportError 
 /** @internal A non-empty string, else `undefined`. */
 export function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/** @internal A plain (non-array) object. */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function readToolCalls(value: unknown): ChatToolCallIn[] {

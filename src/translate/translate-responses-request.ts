@@ -45,6 +45,7 @@ import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 import { TOOL_ERROR_PREFIX } from './translate-request.js';
+import { isObject } from '../protocol/is-object.js';
 
 /** Options for `translateResponsesRequest`. */
 export interface TranslateResponsesRequestOptions {
@@ -69,10 +70,6 @@ const HIGH_EFFORT_BUDGET = 16384;
 
 function invalid(message: string): never {
   throw new TransportError('MODEL_EINVAL', message);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -205,15 +202,15 @@ function translateEffort(effort: unknown): string | undefined {
 
 function translateOutputFormat(format: unknown): NonNullable<ResponsesRequest['text']>['format'] | undefined {
   if (format === undefined || format === null) return undefined;
-  if (!isRecord(format) || format['type'] !== 'json_schema') {
-    const type = isRecord(format) ? JSON.stringify(format['type']) : typeof format;
+  if (!isObject(format) || format['type'] !== 'json_schema') {
+    const type = isObject(format) ? JSON.stringify(format['type']) : typeof format;
     invalid(
       `output_config.format of type ${type} cannot be translated; only {"type": "json_schema", "schema": {…}} ` +
         'has a Responses API equivalent (text.format)',
     );
   }
   const schema = format['schema'];
-  if (!isRecord(schema)) invalid('output_config.format.schema must be a JSON Schema object');
+  if (!isObject(schema)) invalid('output_config.format.schema must be a JSON Schema object');
   return { type: 'json_schema', name: 'output', schema, strict: true };
 }
 
@@ -236,7 +233,7 @@ function translateTool(tool: ToolParam, toolNames: ToolNameMap): ResponsesFuncti
   const translated: ResponsesFunctionTool = {
     type: 'function',
     name: toolNames.toUpstream(tool.name),
-    parameters: isRecord(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} },
+    parameters: isObject(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} },
     strict: tool['strict'] === true,
   };
   if (typeof tool.description === 'string') translated.description = tool.description;
@@ -468,7 +465,7 @@ function translateUserBlock(positioned: PositionedBlock): ResponsesInputContent 
 }
 
 function translateImage(source: unknown, path: string): ResponsesInputImage {
-  if (isRecord(source)) {
+  if (isObject(source)) {
     if (
       source['type'] === 'base64' &&
       typeof source['media_type'] === 'string' &&
@@ -484,7 +481,7 @@ function translateImage(source: unknown, path: string): ResponsesInputImage {
       return { type: 'input_image', image_url: source['url'], detail: 'auto' };
     }
   }
-  const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
+  const type = isObject(source) ? JSON.stringify(source['type']) : typeof source;
   return invalid(
     `${path}: an image with source type ${type} cannot be translated; use a base64 or url source`,
   );
@@ -497,7 +494,7 @@ function translateImage(source: unknown, path: string): ResponsesInputImage {
 function translateDocument(block: Record<string, unknown>, path: string): ResponsesInputContent {
   const source = block['source'];
   const title = typeof block['title'] === 'string' && block['title'] !== '' ? block['title'] : undefined;
-  if (isRecord(source)) {
+  if (isObject(source)) {
     if (source['type'] === 'text' && typeof source['data'] === 'string') {
       return {
         type: 'input_text',
@@ -516,7 +513,7 @@ function translateDocument(block: Record<string, unknown>, path: string): Respon
       return { type: 'input_file', file_url: source['url'] };
     }
   }
-  const type = isRecord(source) ? JSON.stringify(source['type']) : typeof source;
+  const type = isObject(source) ? JSON.stringify(source['type']) : typeof source;
   return invalid(
     `${path}: a document with source type ${type} cannot be translated; use a text, base64 or url source`,
   );
@@ -551,7 +548,7 @@ function translateToolResult(positioned: PositionedBlock): ResponsesInputItem {
   if (!Array.isArray(content)) invalid(`${path}.content must be a string or an array of blocks`);
   const parts: ResponsesInputContent[] = content.map((inner: unknown, index): ResponsesInputContent => {
     const innerPath = `${path}.content[${index}]`;
-    if (!isRecord(inner)) return invalid(`${innerPath} must be a content block`);
+    if (!isObject(inner)) return invalid(`${innerPath} must be a content block`);
     switch (inner['type']) {
       case 'text':
         return { type: 'input_text', text: String(inner['text']) };

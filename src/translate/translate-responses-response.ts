@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { isObject } from '../protocol/is-object.js';
 import { TransportError, isTransportError } from '../errors.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesUsage } from '../protocol/responses.js';
@@ -16,7 +17,6 @@ import { encodeReasoningSignature } from './reasoning-signature-codec.js';
 import { encodeToolIds } from './tool-id-codec.js';
 import {
   describeToolCall,
-  isObject,
   messageIdFor,
   optionalString,
   parseToolInput,

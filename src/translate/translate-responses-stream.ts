@@ -35,7 +35,8 @@ import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } fro
 import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
-import { isObject, messageIdFor, optionalString, protocolError } from './translate-response.js';
+import { isObject } from '../protocol/is-object.js';
+import { messageIdFor, optionalString, protocolError } from './translate-response.js';
 import {
   REASONING_PART_SEPARATOR,
   checkTerminalStatus,

@@ -108,6 +108,15 @@ describe('Claude Code’s request shape on a template that wants the system mess
     expect(tap.exchanges.at(-1)!.request.url).toBe('/v1/messages');
   });
 
+  it('is refused by the server’s own count_tokens on the native path, as a Messages error', async () => {
+    const { max_tokens: _maxTokens, ...countRequest } = claudeCodeShape();
+    const error = await failure(anthropic().countTokens!(countRequest));
+    expect(tap.exchanges.at(-1)!.request.url).toBe('/v1/messages/count_tokens');
+    expect(error.status).toBe(400);
+    expect(error.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(error.message).toContain('System message must be at the beginning.');
+  });
+
   it('is counted on the server through the llamacpp dialect, exactly as the folded prompt it answers', async () => {
     const transport = tpx('llamacpp');
     const { max_tokens: _maxTokens, ...countRequest } = claudeCodeShape();
@@ -143,6 +152,25 @@ describe('a context overflow with -c 1024', () => {
     expect(events).toEqual([]);
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/exceeds the available context size \(1024 tokens\)/);
+  });
+
+  it('reaches a native stream caller as a Messages error before any event', async () => {
+    const events: unknown[] = [];
+    const error = await failure(
+      (async () => {
+        for await (const event of anthropic().stream(tooLong)) events.push(event);
+      })(),
+    );
+    expect(events).toEqual([]);
+    expect(error.status).toBe(400);
+    expect(error.body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(error.message).toMatch(/exceeds the available context size \(1024 tokens\)/);
+  });
+
+  it('is still counted by the server’s count_tokens, which does not check the context size', async () => {
+    const { max_tokens: _maxTokens, ...countRequest } = tooLong;
+    const count = await anthropic().countTokens!(countRequest);
+    expect(count.input_tokens).toBeGreaterThan(1024);
   });
 
   it('reaches a native caller as a Messages error body, though llama.cpp answers in OpenAI’s shape', async () => {
