@@ -164,6 +164,9 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     insecureNoAuth: values['insecure-no-auth'] === true,
     logBodies: values['log-bodies'] === true,
   };
+  // A client's request body gets the same patience as an upstream's answer.
+  const idleTimeoutMs = settings.transportOptions.idleTimeoutMs;
+  if (idleTimeoutMs !== undefined) serveOptions.bodyIdleTimeoutMs = idleTimeoutMs;
   if (proxyToken !== undefined && proxyToken !== '') serveOptions.proxyToken = proxyToken;
   const observability = await startObservability({
     operations,

@@ -20,6 +20,7 @@ import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
 import { responseTooLarge } from './response-too-large.js';
+import { skipContinueResponses } from './skip-continue-responses.js';
 
 export { ResponseBody };
 
@@ -443,7 +444,8 @@ function refusedAddress(error: unknown): string | undefined {
  * connection for it and only then drops it (nodejs/undici#5845). That socket never carries a request,
  * and as it served no response no keep-alive timer ever closes it: one idle connection left open per
  * abort. undici writes a queued request synchronously once its socket connects, so a socket with
- * nothing written right after the connect callback is one of those, and is closed at once.
+ * nothing written right after the connect callback is one of those, and is closed at once. Each socket
+ * also skips interim `100 Continue` responses, which undici cannot (see `skip-continue-responses.ts`).
  */
 function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector.connector {
   // undici reads a timeout of 0 as "none" (and null as its 10 s default).
@@ -454,6 +456,7 @@ function connectorClosingUnusedSockets(connectTimeoutMs: number): buildConnector
         callback(error, null);
         return;
       }
+      skipContinueResponses(socket);
       callback(null, socket);
       if (socket.bytesWritten === 0 && !socket.destroyed) socket.destroy();
     });

@@ -25,20 +25,40 @@ export interface NodeListenerOptions {
   isClosing?: () => boolean;
   /** Ping a stream after this many ms with nothing written (see `keep-alive.ts`); 0: never. @default 0 */
   pingIntervalMs?: number;
+  /**
+   * Longest wait for the next piece of a request body, in ms; a body that stops arriving for longer is
+   * answered 408 and its connection closed. 0: no limit. @default 0
+   */
+  bodyIdleTimeoutMs?: number;
 }
 
-type BodyState = 'unread' | 'reading' | 'complete' | 'refused';
+type BodyState = 'unread' | 'reading' | 'complete' | 'refused' | 'stalled';
 
 function tooLarge(maxBytes: number): TransportError {
   return proxyError(413, `the request body is larger than this proxy's limit of ${maxBytes} bytes`);
 }
 
-/** Reads a request body once, within `maxBytes`; remembers whether the body was consumed in full. */
-function createBodyReader(request: IncomingMessage, maxBytes: number) {
+function stalled(idleMs: number): TransportError {
+  return proxyError(
+    408,
+    `the request body stopped arriving: nothing came for ${idleMs} ms (the body idle timeout); send the whole body without pausing`,
+  );
+}
+
+/**
+ * Reads a request body once, within `maxBytes` and with at most `idleMs` between two pieces;
+ * remembers whether the body was consumed in full and how many bytes were read.
+ */
+function createBodyReader(request: IncomingMessage, maxBytes: number, idleMs: number) {
   let state: BodyState = 'unread';
+  let size = 0;
   return {
     get state(): BodyState {
       return state;
+    },
+    /** Body bytes read so far. */
+    get bytesRead(): number {
+      return size;
     },
     read(): Promise<Uint8Array> {
       if (state !== 'unread') return Promise.reject(new Error('the request body can be read only once'));
@@ -51,8 +71,19 @@ function createBodyReader(request: IncomingMessage, maxBytes: number) {
       state = 'reading';
       return new Promise<Uint8Array>((resolve, reject) => {
         const chunks: Buffer[] = [];
-        let size = 0;
+        // node's own request timeout (minutes) is for the whole request; a body that stalls is cut
+        // after the same silence the transport allows an upstream answer.
+        const timer =
+          idleMs > 0
+            ? setTimeout(() => {
+                stop();
+                state = 'stalled';
+                request.pause();
+                reject(stalled(idleMs));
+              }, idleMs)
+            : undefined;
         const stop = () => {
+          clearTimeout(timer);
           request.off('data', onData);
           request.off('end', onEnd);
           request.off('error', onGone);
@@ -63,11 +94,12 @@ function createBodyReader(request: IncomingMessage, maxBytes: number) {
           if (size > maxBytes) {
             stop();
             state = 'refused';
-            // Stop taking bytes in: the connection is closed once the 413 is written.
+            // Stop keeping bytes: what follows is thrown away while the 413 is written (see `discardRest`).
             request.pause();
             reject(tooLarge(maxBytes));
             return;
           }
+          timer?.refresh();
           chunks.push(chunk);
         };
         const onEnd = () => {
@@ -91,6 +123,38 @@ function createBodyReader(request: IncomingMessage, maxBytes: number) {
       });
     },
   };
+}
+
+/**
+ * Reads and throws away the rest of a request body the answer did not need (one over the size limit,
+ * or one the handler refused unread), so that the connection is not closed under a client still
+ * sending: closing a socket with unread bytes makes the kernel answer with a reset, and a client that
+ * writes its whole body before it reads (many do) then sees the reset instead of the answer, and
+ * retries the upload. At most `budgetBytes` are thrown away and at most `idleMs` waited for each
+ * piece; past either, the connection is closed.
+ */
+function discardRest(request: IncomingMessage, budgetBytes: number, idleMs: number): void {
+  let left = budgetBytes;
+  const cut = () => {
+    stop();
+    request.socket.destroy();
+  };
+  const timer = idleMs > 0 ? setTimeout(cut, idleMs) : undefined;
+  const onData = (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) cut();
+    else timer?.refresh();
+  };
+  const stop = () => {
+    clearTimeout(timer);
+    request.off('data', onData);
+    request.off('end', stop);
+    request.off('close', stop);
+  };
+  request.on('data', onData);
+  request.once('end', stop);
+  request.once('close', stop);
+  request.resume();
 }
 
 /** Resolves when the response can take more data, or is gone. */
@@ -148,6 +212,43 @@ async function writeFrames(
   }
 }
 
+/** How many body bytes in all a connection may carry past a refusal before it is closed instead. */
+function discardBudget(maxRequestBytes: number): number {
+  // As many again as the limit: an upload somewhat over the limit (50 MB against 32 MiB) is read to
+  // its end and its client reads the 413; a far larger one is not worth the bandwidth.
+  return 2 * maxRequestBytes;
+}
+
+/**
+ * Whether the connection can stay open after the answer: the body was read in full, or what is left
+ * of it can be thrown away within the budget (then that starts now). A body that stalled or was left
+ * half-read by a client that went away leaves the connection in an unknown state.
+ */
+function keepsConnection(
+  request: IncomingMessage,
+  body: ReturnType<typeof createBodyReader>,
+  options: NodeListenerOptions,
+): boolean {
+  if (body.state === 'stalled' || body.state === 'reading') return false;
+  if (request.complete) return true;
+  const budget = discardBudget(options.maxRequestBytes);
+  const declared = Number(request.headers['content-length']);
+  if (declared > budget) return false;
+  discardRest(request, budget - body.bytesRead, options.bodyIdleTimeoutMs ?? 0);
+  return true;
+}
+
+/** The response in progress on each connection, for {@link responseStartedOn}. */
+const responses = new WeakMap<object, ServerResponse>();
+
+/**
+ * Whether a response already sent its head on `socket`: an error answer written on the socket now
+ * would be read as part of that response.
+ */
+export function responseStartedOn(socket: object): boolean {
+  return responses.get(socket)?.headersSent === true;
+}
+
 /** Creates the `request` listener for a `node:http` server. */
 export function createNodeListener(
   handler: ProxyHandler,
@@ -159,6 +260,7 @@ export function createNodeListener(
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const cancellation = new Cancellation();
+    responses.set(request.socket, response);
     options.onExchangeStart?.(cancellation);
     response.once('close', () => {
       if (!response.writableFinished) {
@@ -166,7 +268,8 @@ export function createNodeListener(
       }
       options.onExchangeEnd?.(cancellation);
     });
-    const body = createBodyReader(request, options.maxRequestBytes);
+    const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? 0;
+    const body = createBodyReader(request, options.maxRequestBytes, bodyIdleTimeoutMs);
     const inbound: InboundRequest = {
       method: request.method ?? 'GET',
       url: request.url ?? '/',
@@ -186,9 +289,7 @@ export function createNodeListener(
       // The handler answers every failure itself; this is the guard against a bug in it.
       answer = errorResponse(error, generateRequestId());
     }
-    // A body that was refused or left half-read leaves the connection in an unknown state: close it.
-    const closeConnection =
-      body.state === 'refused' || body.state === 'reading' || options.isClosing?.() === true;
+    const closeConnection = !keepsConnection(request, body, options) || options.isClosing?.() === true;
     try {
       await writeResponse(response, answer, closeConnection, options.pingIntervalMs ?? 0);
     } catch {

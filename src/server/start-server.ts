@@ -23,7 +23,8 @@ import { createServerLogger } from './logger.js';
 import { pointsAtListener } from './loop-guard.js';
 import { createMessagesHandler } from './messages-handler.js';
 import { DEFAULT_PING_INTERVAL_MS } from './keep-alive.js';
-import { createNodeListener } from './node-adapter.js';
+import { answerClientError } from './answer-client-error.js';
+import { createNodeListener, responseStartedOn } from './node-adapter.js';
 import { withOperationalRoutes, type MetricsSource } from './operational-routes.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -46,6 +47,13 @@ export interface ServeOptions {
   proxyToken?: string;
   /** Largest request body accepted; larger ones get 413 `request_too_large`. @default 32 MiB */
   maxRequestBytes?: number;
+  /**
+   * Longest wait for the next piece of a request body, in ms: a body that stops arriving for longer is
+   * answered 408 and its connection closed, and request headers must arrive within the same time (at
+   * most 60 s). `tpx serve` passes the idle deadline (`TPX_IDLE_TIMEOUT`). 0 leaves only node's own
+   * limits (5 minutes per request). @default 120_000, the transport's default idle deadline
+   */
+  bodyIdleTimeoutMs?: number;
   /** Where exchange lines go; `false` for none. @default a pino logger writing JSON to stdout */
   logger?: Logger | false;
   /** Log request and JSON response bodies. A debugging aid: bodies hold whole conversations. @default false */
@@ -109,6 +117,11 @@ const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 8787;
 const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+const DEFAULT_BODY_IDLE_TIMEOUT_MS = 120_000;
+/** node's own default wait for request headers. */
+const NODE_HEADERS_TIMEOUT_MS = 60_000;
+/** node's own default for how often it checks those timeouts. */
+const NODE_CHECK_INTERVAL_MS = 30_000;
 
 /** Whether `host` names the loopback interface only. */
 export function isLoopbackHost(host: string): boolean {
@@ -153,6 +166,15 @@ function checkOptions(options: ServeOptions): void {
     throw new TransportError(
       'MODEL_ECONFIG',
       `drainDelayMs must be a number of milliseconds ≥ 0, got ${String(options.drainDelayMs)}`,
+    );
+  }
+  if (
+    options.bodyIdleTimeoutMs !== undefined &&
+    (!Number.isFinite(options.bodyIdleTimeoutMs) || options.bodyIdleTimeoutMs < 0)
+  ) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `bodyIdleTimeoutMs must be a number of milliseconds ≥ 0, got ${String(options.bodyIdleTimeoutMs)}`,
     );
   }
   if (shutdownGraceMs !== undefined && (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0)) {
@@ -234,11 +256,27 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     }),
     { isReady: () => !isDraining, metrics: options.metrics, proxyToken },
   );
+  const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
   const server = createServer(
-    // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
-    { noDelay: true, requireHostHeader: false },
+    {
+      noDelay: true,
+      // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
+      requireHostHeader: false,
+      // Headers that trickle in are cut as soon as a stalled body would be (node checks its timeouts
+      // every `connectionsCheckingInterval`, so that bounds how late the cut comes).
+      ...(bodyIdleTimeoutMs > 0
+        ? {
+            headersTimeout: Math.min(NODE_HEADERS_TIMEOUT_MS, bodyIdleTimeoutMs),
+            connectionsCheckingInterval: Math.min(
+              NODE_CHECK_INTERVAL_MS,
+              Math.max(100, Math.ceil(bodyIdleTimeoutMs / 4)),
+            ),
+          }
+        : {}),
+    },
     createNodeListener(handler, {
       maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      bodyIdleTimeoutMs,
       pingIntervalMs,
       isClosing: () => isClosing,
       onExchangeStart: (cancellation) => inFlight.add(cancellation),
@@ -251,6 +289,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         }
       },
     }),
+  );
+
+  // What node's parser refuses is answered in the Messages error shape, not as a bare 400.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) =>
+    answerClientError(error, socket, responseStartedOn(socket)),
   );
 
   await listen(server, options.port ?? DEFAULT_PORT, host);

@@ -713,6 +713,23 @@ export const FAULT_MODES: readonly FaultMode[] = [
     expected: { send: message(), stream: message() },
   },
   {
+    name: 'interim-continue',
+    upstream:
+      'sends interim `100 Continue` heads (two, one with a field, split across writes) and a `103 Early Hints` before the answer',
+    script: (context) =>
+      step.handle(async ({ response, socket }) => {
+        // Written on the socket directly: node's server would send only one 100, and whole.
+        socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Con');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        socket.write('tinue\r\nx-interim: yes\r\n\r\n');
+        response.writeEarlyHints({ link: '</style.css>; rel=preload' });
+        const headers = headersFor(context);
+        response.writeHead(200, headers);
+        response.end(goodText(context));
+      }),
+    expected: { send: message(), stream: message() },
+  },
+  {
     name: 'mixed-case-content-type',
     upstream: 'names its media type in mixed case with parameters (`Text/Event-Stream; Charset=UTF-8`)',
     script: (context) =>
