@@ -107,6 +107,13 @@ export function readProxySettings(
     const value = stringValue(values, flag);
     if (value !== undefined) env[variable] = value;
   }
+  // A token on the command line is the caller's statement of the credentials: an ANTHROPIC_API_KEY (or
+  // another token source) left in the shell must not win over it, as explicit options win in the library.
+  if (stringValue(values, 'token') !== undefined) {
+    for (const variable of ['ANTHROPIC_API_KEY', 'TPX_OAUTH_TOKEN_FILE', 'TPX_OAUTH_TOKEN_COMMAND']) {
+      delete env[variable];
+    }
+  }
   const mapFlag = stringValue(values, 'model-map');
   try {
     parseModelMap(env['TPX_MODEL_MAP'] ?? '', mapFlag === undefined ? 'TPX_MODEL_MAP' : '--model-map');

@@ -35,7 +35,7 @@ import {
 } from '../translate/apply-context-edits.js';
 import { loadTokenCounter, type CountTextTokens } from '../translate/estimate-input-tokens.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
-import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
+import { mapStreamErrorObject } from '../translate/map-stream-error-object.js';
 import {
   applyTemplateBody,
   llamaCppTokenizeBody,

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import { mapStreamErrorObject, mapUpstreamError } from './map-upstream-error.js';
+import { mapStreamErrorObject } from './map-stream-error-object.js';
+import { mapUpstreamError } from './map-upstream-error.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
 const fixture = (path: string): string => readFileSync(new URL(path, FIXTURES), 'utf8');
