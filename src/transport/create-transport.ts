@@ -9,7 +9,7 @@ import { TransportError } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
-import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';
 import type { ReportResponse } from '../providers/provider.js';
