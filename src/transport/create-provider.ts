@@ -23,11 +23,11 @@ export function createProvider(
   switch (config.provider) {
     // Upstreams echo credentials in their error text: no error leaves a provider with one in it.
     case 'anthropic': {
-      const anthropic = config.anthropic!;
+      const anthropic = config.anthropic;
       return withRedactedErrors(createAnthropicProvider(anthropic), redactValues([anthropic.apiKey]));
     }
     case 'tpx': {
-      const tpx = config.tpx!;
+      const tpx = config.tpx;
       const tokens = observeTokenRefresh(createTokenSource(tpx.tokenSpec), observer);
       return withRedactedErrors(
         createTpxProvider({
