@@ -34,7 +34,7 @@ describe('docs/configuration.md', () => {
     expect([...variables].filter((name) => !reference.includes(name)).sort()).toEqual([]);
   });
 
-  it("names every flag of every command's --help", async () => {
+  it("names every flag of every command's --help", { timeout: 60_000 }, async () => {
     const commands = ['claude', 'serve', 'doctor', 'send', 'mock-model', 'demo'];
     const helps = await Promise.all(commands.map((command) => runTpx([command, '--help'])));
     const flags = new Set<string>();
