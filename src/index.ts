@@ -48,12 +48,5 @@ export {
   validateStreamEvent,
 } from './protocol/validate-messages.js';
 export { decodeToolId, encodeToolId } from './translate/tool-id-codec.js';
-export { startMockModel, parseMockScript } from './mock-model/mock-model.js';
-export type {
-  MockModelOptions,
-  MockModelServer,
-  MockScript,
-  RecordedRequest,
-} from './mock-model/mock-model.js';
 export { startServer } from './server/start-server.js';
 export type { RunningServer, ServeOptions } from './server/start-server.js';
