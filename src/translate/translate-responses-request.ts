@@ -43,6 +43,7 @@ import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
 import { mapSearchResultBlock } from './map-document-block.js';
 import { decodeReasoningSignature } from './reasoning-signature-codec.js';
+import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 import { TOOL_ERROR_PREFIX } from './translate-request.js';
@@ -83,6 +84,7 @@ export function translateResponsesRequest(
   request: MessagesRequest,
   options: TranslateResponsesRequestOptions = {},
 ): TranslatedResponsesRequest {
+  checkToolIdCollisions(request);
   const tools = request.tools ?? [];
   rejectServerTools(tools);
   const toolNames = createToolNameMap(tools);
