@@ -48,6 +48,7 @@ export {
   validateStreamEvent,
 } from './protocol/validate-messages.js';
 export { decodeToolId, encodeToolId } from './translate/tool-id-codec.js';
+export { ExactNumber } from './protocol/exact-json.js';
 export { startMockModel, parseMockScript } from './mock-model/mock-model.js';
 export type {
   MockModelOptions,
