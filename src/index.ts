@@ -49,12 +49,5 @@ export {
 } from './protocol/validate-messages.js';
 export { decodeToolId, encodeToolId } from './translate/tool-id-codec.js';
 export { ExactNumber } from './protocol/exact-json.js';
-export { startMockModel, parseMockScript } from './mock-model/mock-model.js';
-export type {
-  MockModelOptions,
-  MockModelServer,
-  MockScript,
-  RecordedRequest,
-} from './mock-model/mock-model.js';
 export { startServer } from './server/start-server.js';
 export type { RunningServer, ServeOptions } from './server/start-server.js';

@@ -66,6 +66,7 @@ Upstream (each flag equals its variable; the flag wins):
   --token <token>       the upstream's bearer token (TPX_OAUTH_TOKEN); a local server without auth
                         accepts any value, e.g. --token local
   --dialect <name>      the server profile: vllm, llamacpp, ollama, openrouter, … (TPX_DIALECT)
+  --wire <chat|responses>  Chat Completions or the OpenAI Responses API upstream (TPX_WIRE; default chat)
   --model-map <rules>   pattern=model rules, first match wins: '*haiku*=qwen3-4b,*=qwen3-32b' (TPX_MODEL_MAP)
   --max-tokens <n>      cap on max_tokens sent upstream (TPX_MAX_TOKENS)
   --timeout <duration>  whole exchange: 600, 30s, 500ms, 10m (TPX_TIMEOUT)
@@ -74,19 +75,18 @@ Upstream (each flag equals its variable; the flag wins):
   --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
-
-  --wire <chat|responses>  tpx: Chat Completions or the OpenAI Responses API upstream [TPX_WIRE]
 ${OPERATIONS_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
 `,
-  send: `Usage: tpx send [file|-] [--stream]
+  send: `Usage: tpx send [file|-] [--stream] [--wire chat|responses]
 
 Sends one Messages request (JSON, from a file or stdin) through the selected provider and prints the
 Message as JSON, or with --stream the text as it arrives.
 
 Options:
   --stream    stream the answer and print text as it arrives
+  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
 `,
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,
@@ -128,7 +128,6 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
       ...PROXY_FLAGS,
-      wire: { type: 'string' },
     },
     false,
   );
@@ -148,10 +147,9 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     );
   }
   const observer = deferredTransportObserver();
-  // --wire means what TPX_WIRE means (and wins over it); selection reports it as TPX_WIRE.
+  // Each upstream flag means what its variable means (and wins over it): --wire is TPX_WIRE.
   const settings = readProxySettings(values, io.env);
-  const env =
-    typeof values['wire'] === 'string' ? { ...settings.env, TPX_WIRE: values['wire'] } : settings.env;
+  const env = settings.env;
   const instanceId = createInstanceId();
   const transport = createTransport({ ...proxyTransportOptions(settings, instanceId), env, observer });
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
@@ -227,7 +225,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
 }
 
 async function send(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { stream: { type: 'boolean' } }, true);
+  const { values, positionals } = parse(args, { stream: { type: 'boolean' }, ...PROXY_FLAGS }, true);
   if (values['help'] === true) {
     io.stdout(HELP['send']!);
     return EXIT_OK;
@@ -248,7 +246,8 @@ async function send(args: string[], io: CliIo): Promise<number> {
       `${source === '-' ? 'stdin' : source} is not valid JSON: ${(error as Error).message}`,
     );
   }
-  const transport = createTransport({ env: io.env });
+  const settings = readProxySettings(values, io.env);
+  const transport = createTransport({ ...settings.transportOptions, env: settings.env });
   try {
     if (values['stream'] === true) {
       let stopReason: string | null = null;

@@ -6,8 +6,9 @@
  * 3. the model list (`GET …/models`): a JSON list, or what answered instead (an HTML page, a 404 — then
  *    `…/v1/models` is tried, to suggest the URL that works);
  * 4. the mapping of Claude Code's model names against that list;
- * 5. one tiny chat request (at most 16 output tokens), which must come back as a real Chat Completions
- *    (or Messages) answer, translated.
+ * 5. one tiny chat request (at most 16 output tokens) to the endpoint of the wire in use — Chat
+ *    Completions, the Responses API (`--wire responses`) or Messages — which must come back as a real
+ *    answer, translated.
  *
  * Exit 0 only when every check passed; 1 when one failed (each failure prints its fix); 2 for a
  * configuration that cannot work.
@@ -15,6 +16,8 @@
  * @module
  */
 import { TransportError, isTransportError } from '../errors.js';
+import { responsesUrl } from '../providers/tpx-responses-wire.js';
+import { DIALECTS, type DialectName } from '../translate/dialects.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from './output.js';
@@ -29,7 +32,7 @@ import {
   USUAL_PORTS,
 } from './upstream-advice.js';
 
-export const DOCTOR_HELP = `Usage: tpx doctor [--model name] [--base-url URL] [--token T] [--dialect D] [--model-map RULES]
+export const DOCTOR_HELP = `Usage: tpx doctor [--model name] [--base-url URL] [--token T] [--dialect D] [--wire W] [--model-map RULES]
 
 Shows what tpx would do with this configuration and checks every part of it, printing the URL it calls:
 the provider and why (never a secret), the dialect, the model mapping and output cap, the upstream's
@@ -39,7 +42,8 @@ Each failed check prints its fix. Exit 0 only when every check passed.
 Options:
   --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-4-5,
                    mapped as the proxy would)
-  --base-url, --token, --dialect, --model-map, --max-tokens, --timeout …   as for tpx serve
+  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
+                   (with --wire responses the chat check posts to {base}/responses)
                    (a local server without auth accepts any token, e.g. --token local)
 `;
 
@@ -122,6 +126,21 @@ async function checkMapping(transport: ModelTransport, io: CliIo): Promise<numbe
   );
 }
 
+/** Whether the transport speaks the Responses API upstream (`TPX_WIRE=responses`, `--wire responses`). */
+function isResponsesWire(transport: ModelTransport): boolean {
+  return transport.selection.wire?.name === 'responses';
+}
+
+/** The URL the chat check posts to: the Messages, Responses or Chat Completions endpoint. */
+function chatEndpoint(transport: ModelTransport): string {
+  const base = transport.upstreamPolicy?.baseUrl ?? '';
+  if (transport.provider === 'anthropic') return `${base}/v1/messages`;
+  if (!isResponsesWire(transport)) return `${base}/chat/completions`;
+  const dialect = transport.selection.dialect?.name;
+  const profile = dialect !== undefined && dialect in DIALECTS ? DIALECTS[dialect as DialectName] : undefined;
+  return responsesUrl(base, profile);
+}
+
 /** The fix for a failed chat check. */
 function chatFix(error: unknown, transport: ModelTransport): string {
   const variable = baseUrlVariable(transport);
@@ -129,19 +148,22 @@ function chatFix(error: unknown, transport: ModelTransport): string {
   if (error.status === 404 && /does not serve/.test(error.message)) {
     return "set TPX_MODEL_MAP (--model-map) to map requested names to a model listed above, e.g. '*=<model>'";
   }
+  if (error.status === 404 && isResponsesWire(transport)) {
+    return `the server has no Responses endpoint (see the URL above): use the chat wire (TPX_WIRE=chat, --wire chat), or check ${variable}`;
+  }
   if (error.status === 404) return `check ${variable}: the chat endpoint is not there (see the URL above)`;
   if (error.status === 405 || error.status === 501) {
     return `the server at ${transport.upstreamPolicy?.baseUrl ?? variable} does not accept the API's POST requests: it is not a model API (check the port: ${USUAL_PORTS})`;
   }
   if (error.code === 'MODEL_EPROTO') {
-    return `the answer was not a Chat Completions body: ${variable} points at something that is not a model API (check the port: ${USUAL_PORTS})`;
+    const what = isResponsesWire(transport) ? 'a Responses API' : 'a Chat Completions';
+    return `the answer was not ${what} body: ${variable} points at something that is not a model API (check the port: ${USUAL_PORTS})`;
   }
   return adviseOnError(error, transport).fix;
 }
 
 async function checkChat(transport: ModelTransport, model: string, io: CliIo): Promise<number> {
-  const base = transport.upstreamPolicy?.baseUrl ?? '';
-  const endpoint = transport.provider === 'anthropic' ? `${base}/v1/messages` : `${base}/chat/completions`;
+  const endpoint = chatEndpoint(transport);
   io.stdout(`chat: POST ${endpoint} (model ${model}, max_tokens 16)\n`);
   try {
     const message = await transport.send(

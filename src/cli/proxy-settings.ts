@@ -8,6 +8,7 @@
  * | `--base-url`            | `TPX_BASE_URL`           | the OpenAI-compatible base URL |
  * | `--token`               | `TPX_OAUTH_TOKEN`        | the upstream bearer token (a local server without auth accepts any) |
  * | `--dialect`             | `TPX_DIALECT`            | the server profile |
+ * | `--wire`                | `TPX_WIRE`               | `chat` (Chat Completions) or `responses` (the Responses API) |
  * | `--model-map`           | `TPX_MODEL_MAP`          | `pattern=model` rules |
  * | `--max-tokens`          | `TPX_MAX_TOKENS`         | cap on `max_tokens` |
  * | `--timeout`             | `TPX_TIMEOUT`            | whole exchange (seconds, or `500ms`, `2m`) |
@@ -28,6 +29,7 @@ export const PROXY_FLAGS = {
   'base-url': { type: 'string' },
   token: { type: 'string' },
   dialect: { type: 'string' },
+  wire: { type: 'string' },
   'model-map': { type: 'string' },
   'max-tokens': { type: 'string' },
   timeout: { type: 'string' },
@@ -42,6 +44,7 @@ const FLAG_VARIABLES: Readonly<Record<string, string>> = {
   'base-url': 'TPX_BASE_URL',
   token: 'TPX_OAUTH_TOKEN',
   dialect: 'TPX_DIALECT',
+  wire: 'TPX_WIRE',
   'model-map': 'TPX_MODEL_MAP',
   'max-tokens': 'TPX_MAX_TOKENS',
 };
@@ -106,6 +109,10 @@ export function readProxySettings(
   for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
     const value = stringValue(values, flag);
     if (value !== undefined) env[variable] = value;
+  }
+  const wireFlag = stringValue(values, 'wire');
+  if (wireFlag !== undefined && wireFlag !== 'chat' && wireFlag !== 'responses') {
+    throw new UsageError(`--wire must be "chat" or "responses", got ${JSON.stringify(wireFlag)}`);
   }
   const mapFlag = stringValue(values, 'model-map');
   try {

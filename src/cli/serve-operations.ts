@@ -22,7 +22,7 @@ import type { MetricsSource } from '../server/operational-routes.js';
 import { combineTelemetry, type Telemetry } from '../server/telemetry.js';
 import { genAiProviderName, startTracing, type Tracing } from '../server/tracing.js';
 import { parseWorkerCount, superviseWorkers, workerMetricsSource } from '../server/workers.js';
-import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { TokenRefresh, TransportObserver } from '../providers/observer.js';
 import type { Selection } from '../transport/types.js';

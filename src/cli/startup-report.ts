@@ -60,6 +60,7 @@ export function describeSetup(transport: ModelTransport, env: Record<string, str
   if (policy?.baseUrl !== undefined) lines.push(`  upstream: ${policy.baseUrl}`);
   if (selection.dialect !== undefined)
     lines.push(`  dialect: ${selection.dialect.name} (${selection.dialect.reason})`);
+  if (selection.wire !== undefined) lines.push(`  wire: ${selection.wire.name} (${selection.wire.reason})`);
   if (selection.tokenSource !== undefined) {
     lines.push(`  token: from ${selection.tokenSource.origin} (${selection.tokenSource.kind})`);
   } else if (selection.provider === 'anthropic') {

@@ -22,6 +22,12 @@ export function baseUrlVariable(transport: ModelTransport): string {
 export const USUAL_PORTS =
   'vLLM listens on 8000, llama.cpp on 8080, Ollama on 11434 (/v1), LM Studio on 1234';
 
+/** The path tpx appends to the base URL for an exchange. */
+function endpointPath(transport: ModelTransport): string {
+  if (transport.provider === 'anthropic') return 'v1/messages';
+  return transport.selection.wire?.name === 'responses' ? 'responses' : 'chat/completions';
+}
+
 /** A base URL that names an endpoint instead of the API root (`…/v1/chat/completions` pasted whole). */
 export function endpointPastedAsBase(transport: ModelTransport): Advice | undefined {
   const base = transport.upstreamPolicy?.baseUrl;
@@ -33,7 +39,7 @@ export function endpointPastedAsBase(transport: ModelTransport): Advice | undefi
   const root = base.slice(0, base.length - match[0].length);
   return {
     problem: `${baseUrlVariable(transport)} ends in /${match[1]!}: it names an endpoint, not the API root`,
-    fix: `set ${baseUrlVariable(transport)}=${root} (tpx adds /${transport.provider === 'anthropic' ? 'v1/messages' : 'chat/completions'} itself)`,
+    fix: `set ${baseUrlVariable(transport)}=${root} (tpx adds /${endpointPath(transport)} itself)`,
   };
 }
 

@@ -5,7 +5,7 @@
  * | source                      | start-up                         | each exchange                          | after a 401 (once per exchange)        |
  * |-----------------------------|----------------------------------|----------------------------------------|----------------------------------------|
  * | `TPX_OAUTH_TOKEN` (static)  | the value                        | the value                              | nothing to refresh: `MODEL_EAUTH`      |
- * | `TPX_OAUTH_TOKEN_FILE`      | read (by `selectProvider`)       | re-read when the file's mtime, size or inode changed (checked at most once) | re-read; retry if the token changed |
+ * | `TPX_OAUTH_TOKEN_FILE`      | read (by `createTokenSource`)    | re-read when the file's mtime, size or inode changed (checked at most once) | re-read; retry if the token changed |
  * | `TPX_OAUTH_TOKEN_COMMAND`   | run with a shell; failure → `MODEL_ECONFIG` | the last output                  | run again; retry with its output; failure → `MODEL_EAUTH` |
  *
  * A rotating file is how Kubernetes projected service-account tokens (and similar agents) deliver
@@ -20,16 +20,17 @@
  * @module
  */
 import { exec, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { TransportError } from '../errors.js';
 
 /** Which kind of source a token comes from. */
 export type TokenSourceKind = 'static' | 'file' | 'command';
 
-/** What `selectProvider` found: the source and, for static tokens and files, the value read at start-up. */
+/** What `selectProvider` found: the source and, for a static token, its value. */
 export type TokenSpec =
   | { kind: 'static'; origin: string; token: string }
-  | { kind: 'file'; origin: string; path: string; token: string }
+  | { kind: 'file'; origin: string; path: string }
   | { kind: 'command'; origin: string; command: string; timeoutMs: number };
 
 /** The current token of one source. */
@@ -79,9 +80,10 @@ interface ExchangeState {
 }
 
 /**
- * Creates the token source for a spec. A command runs once, now.
+ * Creates the token source for a spec. A file is read once, now; a command runs once, now.
  *
- * @throws TransportError `MODEL_ECONFIG` when the command fails, times out, or prints nothing.
+ * @throws TransportError `MODEL_ECONFIG` when the file cannot be read or is empty, or when the command
+ * fails, times out, or prints nothing.
  */
 export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions = {}): TokenSource {
   const runSync = options.runCommandSync ?? runShellCommandSync;
@@ -114,8 +116,10 @@ export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions =
 
   switch (spec.kind) {
     case 'static':
-    case 'file':
       current = spec.token;
+      break;
+    case 'file':
+      current = readTokenFileSync(spec.path, spec.origin);
       break;
     case 'command': {
       const result = runSync(spec.command, spec.timeoutMs);
@@ -217,6 +221,21 @@ export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions =
 
     redact,
   };
+}
+
+/** The token in a file at start-up: its trimmed content, which must not be empty. */
+function readTokenFileSync(path: string, origin: string): string {
+  let content: string;
+  try {
+    content = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'unreadable';
+    throw new TransportError('MODEL_ECONFIG', `${origin} names a file that cannot be read (${code})`, {
+      cause: error,
+    });
+  }
+  if (content === '') throw new TransportError('MODEL_ECONFIG', `${origin} names an empty file`);
+  return content;
 }
 
 /** Waits for `promise`, or rejects with the signal's reason as soon as it aborts. */

@@ -33,7 +33,8 @@ import {
   needsTokenCounter,
   type ContextEditOutcome,
 } from '../translate/apply-context-edits.js';
-import { loadTokenCounter, type CountTextTokens } from '../translate/estimate-input-tokens.js';
+import type { CountTextTokens } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from './load-token-counter.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
 import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
 import {

@@ -40,7 +40,9 @@ export function loopError(url: string): TransportError {
     `request loop: this request already passed through this proxy, so its upstream base URL points at this ` +
       `proxy (${url}). Unset ANTHROPIC_BASE_URL (and ANTHROPIC_API_KEY) in the shell that starts tpx, or set it ` +
       'to the real upstream',
-    { status: 508, type: 'api_error' },
+    // Another try goes around the same loop: tell every client on the way back (the proxy that sent it
+    // here, the SDK inside Claude Code) not to retry, as `x-should-retry` does for Anthropic's own answers.
+    { status: 508, type: 'api_error', retryable: false, headers: { 'x-should-retry': 'false' } },
   );
 }
 

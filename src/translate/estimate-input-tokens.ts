@@ -14,7 +14,8 @@
  *   token per {@link DOCUMENT_BYTES_PER_TOKEN} decoded bytes.
  *
  * The counting function is injected, so this stays pure and its tests need no tokenizer;
- * {@link loadTokenCounter} loads the real one lazily (the BPE ranks take a few hundred ms to load).
+ * `providers/load-token-counter.ts` loads the real one lazily (the BPE ranks take a few hundred ms to
+ * load).
  *
  * @module
  */
@@ -123,21 +124,4 @@ export function estimateInputTokens(request: Record<string, unknown>, countText:
   let textTokens = 0;
   for (const text of tally.text) textTokens += countText(text);
   return Math.ceil(textTokens * TEXT_FACTOR) + tally.fixedTokens;
-}
-
-let tokenCounter: Promise<CountTextTokens> | undefined;
-
-/**
- * Loads the `cl100k_base` tokenizer once, on first use. Special-token strings in the text
- * (`<|endoftext|>`) are counted as ordinary text instead of being refused.
- */
-export function loadTokenCounter(): Promise<CountTextTokens> {
-  tokenCounter ??= import('gpt-tokenizer/encoding/cl100k_base').then((module) => {
-    const options = { disallowedSpecial: new Set<string>() };
-    return (text: string) => module.countTokens(text, options);
-  });
-  tokenCounter.catch(() => {
-    tokenCounter = undefined; // a failed load may be retried on the next call
-  });
-  return tokenCounter;
 }

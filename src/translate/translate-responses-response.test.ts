@@ -7,6 +7,7 @@ import type { ResponsesResponse, ResponsesStreamEvent } from '../protocol/respon
 import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';
 import { decodeReasoningSignature } from './reasoning-signature-codec.js';
 import { translateResponsesResponse, type ResponsesContext } from './translate-responses-response.js';
+import { translateResponsesRequest } from './translate-responses-request.js';
 import { ResponsesStreamTranslator } from './translate-responses-stream.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-responses/', import.meta.url);
@@ -178,9 +179,24 @@ describe('translateResponsesResponse', () => {
     expect(failure(() => translateResponsesResponse(broken, context(100))).message).toMatch(
       /tool call #0 \(name "f", id "call_1"\) has arguments that are not valid JSON/,
     );
+    // Cut by the limit: delivered, completed by appending only, as on the Chat Completions wire.
     const cut = translateResponsesResponse({ ...broken, usage: { output_tokens: 100 } }, context(100));
-    expect(cut.content).toEqual([]);
+    expect(cut.content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'f', input: { a: null } }]);
     expect(cut.stop_reason).toBe('max_tokens');
+    const incomplete = translateResponsesResponse(
+      { ...broken, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+      context(),
+    );
+    expect(incomplete.content).toEqual(cut.content);
+    // Arguments that are not even the beginning of a JSON object: no cut explains them.
+    const notJson = response({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output: [{ type: 'function_call', call_id: 'call_1', name: 'f', arguments: 'city=Par' }],
+    });
+    expect(failure(() => translateResponsesResponse(notJson, context())).message).toMatch(
+      /not the beginning of a JSON object/,
+    );
   });
 
   it('never counts fewer output tokens than the reasoning tokens a server reports apart', () => {
@@ -216,6 +232,73 @@ describe('recorded Responses streams', () => {
     });
   });
 
+  it('OpenAI gpt-5.1-codex-max: encrypted reasoning rides in the signature and comes back as a reasoning item', () => {
+    const file = 'openai/gpt-5.1-codex-max.encrypted-reasoning.tool-call.chunks.jsonl';
+    const recorded = recordedEvents(file);
+    const { events, error } = translateEvents(recorded);
+    expect(error).toBeUndefined();
+    const message = accumulateStream(events);
+    const summary =
+      "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, " +
+      'and finally multiply that by 10, reporting the final product.';
+    // The item as the service finished it (`response.output_item.done`) is what the next turn must send.
+    const done = recorded.find(
+      (event) => event.type === 'response.output_item.done' && event.item?.type === 'reasoning',
+    )!.item!;
+    expect(done.encrypted_content).toMatch(/^gAAAAA/);
+    expect(message.content).toHaveLength(2);
+    const thinking = message.content[0] as { type: string; thinking: string; signature: string };
+    expect(thinking.type).toBe('thinking');
+    expect(thinking.thinking).toBe(summary);
+    expect(thinking.signature).not.toContain(done.encrypted_content!);
+    expect(decodeReasoningSignature(thinking.signature)).toEqual({
+      id: 'rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9',
+      encryptedContent: done.encrypted_content,
+      source: 'summary',
+    });
+    expect(message.content[1]).toEqual({
+      type: 'tool_use',
+      id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn',
+      name: 'calculator',
+      input: { a: 12, b: 7, op: 'add' },
+    });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.usage).toMatchObject({ input_tokens: 134, output_tokens: 28 });
+
+    // The next turn, translated by any replica: the reasoning item is restored in place, before the call.
+    const next = translateResponsesRequest({
+      model: 'gpt-5.1-codex-max',
+      max_tokens: 1000,
+      tools: [{ name: 'calculator', input_schema: { type: 'object' } }],
+      messages: [
+        { role: 'user', content: 'Compute (12 + 7) * 3 * 10 with the calculator.' },
+        { role: 'assistant', content: message.content },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', content: '19' }],
+        },
+      ],
+    });
+    expect(next.body.input.slice(1)).toEqual([
+      {
+        type: 'reasoning',
+        id: 'rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9',
+        summary: [{ type: 'summary_text', text: summary }],
+        content: [],
+        encrypted_content: done.encrypted_content,
+      },
+      {
+        type: 'function_call',
+        call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn',
+        name: 'calculator',
+        arguments: '{"a":12,"b":7,"op":"add"}',
+      },
+      { type: 'function_call_output', call_id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', output: '19' },
+    ]);
+    expect(next.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+    expect(next.body).not.toHaveProperty('previous_response_id');
+  });
+
   it('OpenAI gpt-5-nano: an in-stream quota error fails the stream with a 402 before any block', () => {
     const { events, error } = translateEvents(
       recordedEvents('openai/gpt-5-nano.error-insufficient-quota.chunks.jsonl'),
@@ -240,7 +323,7 @@ describe('recorded Responses streams', () => {
     expect(['tool_use', 'max_tokens']).toContain(sameStreamJson.delta.stop_reason);
   });
 
-  it('llama.cpp: a JSON answer cut by the output limit, reported as completed, drops the cut call', () => {
+  it('llama.cpp: a JSON answer cut by the output limit, reported as completed, delivers the cut call completed', () => {
     const payload: unknown = JSON.parse(
       readFileSync(new URL('llamacpp/tiny-tools.tool-call.json', FIXTURES), 'utf8'),
     );
@@ -249,8 +332,10 @@ describe('recorded Responses streams', () => {
     expect(validated.value.status).toBe('completed');
     const message = translateResponsesResponse(validated.value, context(200));
     expect(message.stop_reason).toBe('max_tokens');
-    // Three calls were recorded; the third stops at `{ "city"` and is left out.
-    expect(message.content.filter((block) => block.type === 'tool_use')).toHaveLength(2);
+    // Three calls were recorded; the third stops at `{ "city"` and is delivered as `{"city": null}`.
+    const calls = message.content.filter((block) => block.type === 'tool_use') as { input: unknown }[];
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.input).toEqual({ city: null });
     expect(message.content[0]).toEqual({ type: 'text', text: '"k' });
     expect(message.usage).toEqual({
       input_tokens: 565,

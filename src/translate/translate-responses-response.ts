@@ -7,8 +7,8 @@
  *
  * @module
  */
+import { TransportError } from '../errors.js';
 import { isObject } from '../protocol/is-object.js';
-import { TransportError, isTransportError } from '../errors.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesUsage } from '../protocol/responses.js';
 import { mapResponsesError } from './map-responses-error.js';
@@ -19,6 +19,7 @@ import {
   describeToolCall,
   messageIdFor,
   optionalString,
+  parseCutToolInput,
   parseToolInput,
   protocolError,
   type ResponseContext,
@@ -50,8 +51,9 @@ export type ResponsesContext = ResponseContext & {
  * - `stop_reason`: see `responsesStopReason`.
  * - `usage`: `mapResponsesUsage`.
  *
- * When the output limit cut the response, a tool call whose arguments are not a complete JSON object is
- * left out (it cannot be run, and nothing would answer it); otherwise such a call is `MODEL_EPROTO`.
+ * When the output limit cut the response, a tool call whose arguments stop mid-JSON is delivered with
+ * them completed by appending only, as on the Chat Completions wire (docs/translation.md, "Tool calls cut
+ * by the output limit"); otherwise such a call is `MODEL_EPROTO`.
  *
  * @throws TransportError mapped from `response.error` for `status: "failed"` (`mapResponsesError`);
  *   `MODEL_EPROTO` for a response still `queued` / `in_progress`, or an unusable tool call.
@@ -64,7 +66,7 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
 
   const content: ContentBlock[] = [];
   let sawRefusal = false;
-  const calls: { item: ResponsesOutputItem; input: Record<string, unknown>; position: number }[] = [];
+  const calls: { item: ResponsesOutputItem; input: Record<string, unknown> }[] = [];
   const slots: (ContentBlock | number)[] = [];
   const output = Array.isArray(response.output) ? response.output : [];
   let position = 0;
@@ -86,10 +88,9 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
         break;
       }
       case 'function_call': {
-        const call = readFunctionCall(item, item.arguments, position++, isCut);
-        if (call === undefined) break;
+        const input = readFunctionCall(item, item.arguments, position++, isCut);
         slots.push(calls.length);
-        calls.push({ item, input: call, position: position - 1 });
+        calls.push({ item, input });
         break;
       }
       case null:
@@ -242,31 +243,28 @@ export function reasoningSignatureFor(item: ResponsesOutputItem, source: 'summar
 }
 
 /**
- * @internal A function call's input, or `undefined` when the call is left out because the output limit
- * cut it (`isCut`) and its name or arguments are unusable.
+ * @internal A function call's input. When the output limit cut the response (`isCut`), string arguments
+ * are first completed by appending only (`cutArgumentsCompletion`), as on the Chat Completions wire: the
+ * cut call is delivered, and the stop reason (`max_tokens`) tells the caller not to run it.
  *
- * @throws TransportError `MODEL_EPROTO` naming the call, for an unusable call that was not cut.
+ * @throws TransportError `MODEL_EPROTO` naming the call, for a call without a name, or with arguments
+ *   that are not a JSON object (after a cut: not even the beginning of one).
  */
 export function readFunctionCall(
   item: ResponsesOutputItem,
   argumentsValue: unknown,
   position: number,
   isCut: boolean,
-): Record<string, unknown> | undefined {
+): Record<string, unknown> {
   const description: ToolCallDescription = {
     position,
     name: optionalString(item.name),
     id: optionalString(item.call_id),
   };
-  try {
-    if (description.name === undefined) {
-      throw protocolError(`${describeToolCall(description)} has no function name`);
-    }
-    return parseToolInput(argumentsValue, description);
-  } catch (error) {
-    if (isCut && isTransportError(error)) return undefined;
-    throw error;
+  if (description.name === undefined) {
+    throw protocolError(`${describeToolCall(description)} has no function name`);
   }
+  return isCut ? parseCutToolInput(argumentsValue, description) : parseToolInput(argumentsValue, description);
 }
 
 function partTexts(parts: unknown, type: string): string[] {

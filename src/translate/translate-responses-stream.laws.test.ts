@@ -234,6 +234,8 @@ type ItemSpec =
       name: string;
       input: Record<string, unknown>;
       pretty: boolean;
+      /** The arguments as the output limit cut them (only in a response cut by `max_output_tokens`). */
+      cutArguments?: string;
     };
 
 interface AnswerSpec {
@@ -245,6 +247,9 @@ interface AnswerSpec {
   numbered: boolean;
   /** Whether the server sends `response.output_item.added` / `.function_call_arguments.done` events. */
   announces: boolean;
+  /** In a response cut by `max_output_tokens`: whether the last call is cut, and where (a fraction). */
+  cutsLastCall: boolean;
+  cutFraction: number;
 }
 
 const jsonObject = fc
@@ -305,8 +310,37 @@ function answerSpec(items: fc.Arbitrary<ItemSpec[]>): fc.Arbitrary<AnswerSpec> {
       ),
       numbered: fc.boolean(),
       announces: fc.boolean(),
+      cutsLastCall: fc.boolean(),
+      cutFraction: fc.double({ min: 0, max: 1, noNaN: true }),
     })
-    .map((spec) => (spec.numbered ? spec : { ...spec, items: spec.items.map(withItemId) }));
+    .map((spec) => (spec.numbered ? spec : { ...spec, items: spec.items.map(withItemId) }))
+    .map(withCutCall);
+}
+
+/**
+ * The limit stops the arguments of a call that is the last item anywhere, as llama.cpp's recorded
+ * `{ "city"` shows (the limit ends the output, so nothing follows what it cut).
+ */
+function withCutCall(spec: AnswerSpec): AnswerSpec {
+  const isLimitCut = spec.status === 'incomplete' && spec.incompleteReason === 'max_output_tokens';
+  const last = spec.items.length - 1;
+  if (!isLimitCut || !spec.cutsLastCall || spec.items[last]?.kind !== 'function_call') return spec;
+  const items = spec.items.map((item, position) => {
+    if (position !== last || item.kind !== 'function_call') return item;
+    const full = argumentsOf(item);
+    return { ...item, cutArguments: full.slice(0, Math.floor(spec.cutFraction * full.length)) };
+  });
+  return { ...spec, items };
+}
+
+/** The same answer, finished: no call is cut. */
+function uncut(spec: AnswerSpec): AnswerSpec {
+  const items = spec.items.map((item) => {
+    if (item.kind !== 'function_call') return item;
+    const { cutArguments: _cut, ...whole } = item;
+    return whole;
+  });
+  return { ...spec, status: 'completed', items };
 }
 
 /** llama.cpp gives every item an id; only servers that number their events can leave one out. */
@@ -322,6 +356,7 @@ function uniqueItemIds(items: ItemSpec[]): ItemSpec[] {
 }
 
 function argumentsOf(item: Extract<ItemSpec, { kind: 'function_call' }>): string {
+  if (item.cutArguments !== undefined) return item.cutArguments;
   return item.pretty ? JSON.stringify(item.input, null, 2) : JSON.stringify(item.input);
 }
 
@@ -536,7 +571,7 @@ describe('law (c): tool ids and reasoning survive streaming exactly', () => {
         answerSpec(fc.array(itemSpec(anyCallId, names), { minLength: 1, maxLength: 6 })),
         fc.gen(),
         (spec, random) => {
-          const completed: AnswerSpec = { ...spec, status: 'completed' };
+          const completed = uncut(spec);
           const { events, error } = run(eventsOf(completed, random));
           expect(error).toBeUndefined();
           const message = accumulateStream(events);

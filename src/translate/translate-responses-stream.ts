@@ -16,7 +16,8 @@
  * - A function call is collected from `response.output_item.added`, `response.function_call_arguments.delta`
  *   and `.done`, and sent whole at its `response.output_item.done` (`content_block_start`, one
  *   `input_json_delta`, `content_block_stop`), once its arguments are known to form a JSON object. A call
- *   whose arguments do not waits for the end: when the output limit cut the response it is left out,
+ *   whose arguments do not waits for the end: when the output limit cut the response it is sent with its
+ *   arguments completed by appending only, as on the Chat Completions wire (stop reason `max_tokens`);
  *   otherwise the stream fails with `MODEL_EPROTO`. The caller never receives tool input it cannot parse.
  * - `response.completed` / `response.incomplete` end the message (`message_delta` with the stop reason and
  *   usage, `message_stop`); `response.failed` and `error` fail the stream with the upstream's error. Items
@@ -36,7 +37,13 @@ import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
 import { isObject } from '../protocol/is-object.js';
-import { messageIdFor, optionalString, protocolError } from './translate-response.js';
+import {
+  cutArgumentsCompletion,
+  messageIdFor,
+  optionalString,
+  protocolError,
+  type ToolCallDescription,
+} from './translate-response.js';
 import {
   REASONING_PART_SEPARATOR,
   checkTerminalStatus,
@@ -357,7 +364,9 @@ export class ResponsesStreamTranslator {
 
   /**
    * Sends a complete call whose arguments form a JSON object; holds one whose arguments do not. At the end
-   * (`isFinal`), a held call is dropped when the response was cut, and fails the stream otherwise.
+   * (`isFinal`), a held call of a response the output limit cut is sent with its arguments completed by
+   * appending only (`cutArgumentsCompletion`), as the JSON answer gives it; any other held call fails the
+   * stream.
    */
   #resolveCall(state: ItemState, isFinal: boolean, events: MessageStreamEvent[], isCut = false): void {
     const argumentsValue = state.finalArguments ?? state.fragments.join('');
@@ -365,9 +374,10 @@ export class ResponsesStreamTranslator {
       ...(state.name === undefined ? {} : { name: state.name }),
       ...(state.callId === undefined ? {} : { call_id: state.callId }),
     };
-    let input: Record<string, unknown> | undefined;
+    const isCompleted = isFinal && isCut;
+    let input: Record<string, unknown>;
     try {
-      input = readFunctionCall(pseudoItem, argumentsValue, state.position, isFinal && isCut);
+      input = readFunctionCall(pseudoItem, argumentsValue, state.position, isCompleted);
     } catch (error) {
       if (!isFinal) {
         state.isHeld = true;
@@ -376,7 +386,6 @@ export class ResponsesStreamTranslator {
       throw error;
     }
     state.isHeld = false;
-    if (input === undefined) return;
     this.#closeOpenBlock(events);
     this.#sawToolUse = true;
     const index = this.#nextBlockIndex++;
@@ -390,7 +399,12 @@ export class ResponsesStreamTranslator {
         input: {},
       },
     });
-    const json = typeof argumentsValue === 'string' ? argumentsValue : JSON.stringify(input);
+    const json =
+      typeof argumentsValue !== 'string'
+        ? JSON.stringify(input)
+        : isCompleted
+          ? argumentsValue + cutArgumentsCompletion(argumentsValue, describeCall(state))
+          : argumentsValue;
     if (/\S/.test(json)) {
       events.push({
         type: 'content_block_delta',
@@ -456,6 +470,10 @@ export class ResponsesStreamTranslator {
       { type: 'message_stop' },
     );
   }
+}
+
+function describeCall(state: ItemState): ToolCallDescription {
+  return { position: state.position, name: state.name, id: state.callId };
 }
 
 /** A delta's text: strings as they are; anything else carries no text. */

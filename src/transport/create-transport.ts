@@ -10,7 +10,7 @@ import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/m
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
 import { DIALECTS } from '../translate/dialects.js';
-import { loadTokenCounter } from '../translate/estimate-input-tokens.js';
+import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createAnthropicProvider } from '../providers/anthropic.js';
 import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';

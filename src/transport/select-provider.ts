@@ -12,12 +12,11 @@
  * static token wins over the file, and the file over the command.
  *
  * For `tpx` it also settles the dialect (`tpxDialect` / `TPX_DIALECT`, else detected from the base URL's
- * host, else `openai-generic`) and Azure's `api-version`. The only I/O is reading a token file once; a
- * token command is run by `createTokenSource`, not here.
+ * host, else `openai-generic`) and Azure's `api-version`. It does no I/O: a token file is read, and a
+ * token command run, by `createTokenSource` when the transport is created.
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { TransportError, type ProviderName } from '../errors.js';
 import {
   DEFAULT_AZURE_API_VERSION,
@@ -90,7 +89,7 @@ function checkUrl(value: string, name: string): string {
 
 /**
  * Decides the provider from the credentials present. Throws `MODEL_ECONFIG` for a configuration that
- * cannot work (a token without a base URL, an unreadable token file, a malformed URL).
+ * cannot work (a token without a base URL, a malformed URL).
  */
 export function selectProvider(
   options: TransportOptions,
@@ -159,8 +158,8 @@ function sourceName(source: string, optionName: string, variable: string): strin
 }
 
 /**
- * The token source: a static token, else a token file (read now), else a token command (run later, by
- * `createTokenSource`).
+ * The token source: a static token, else a token file, else a token command (the file read and the
+ * command run by `createTokenSource`).
  */
 function pickToken(
   options: TransportOptions,
@@ -173,19 +172,9 @@ function pickToken(
   }
   const file = pick(options.tpxTokenFile, 'tpxTokenFile', env, 'TPX_OAUTH_TOKEN_FILE');
   if (file !== undefined) {
-    const variable = sourceName(file.source, 'tpxTokenFile', 'TPX_OAUTH_TOKEN_FILE');
-    let content: string;
-    try {
-      content = readFileSync(file.value, 'utf8').trim();
-    } catch (error) {
-      const code = (error as { code?: string }).code ?? 'unreadable';
-      throw new TransportError('MODEL_ECONFIG', `${variable} names a file that cannot be read (${code})`, {
-        cause: error,
-      });
-    }
-    if (content === '') throw new TransportError('MODEL_ECONFIG', `${variable} names an empty file`);
+    const origin = sourceName(file.source, 'tpxTokenFile', 'TPX_OAUTH_TOKEN_FILE');
     return {
-      spec: { kind: 'file', origin: variable, path: file.value, token: content },
+      spec: { kind: 'file', origin, path: file.value },
       source: file.source,
     };
   }

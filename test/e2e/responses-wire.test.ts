@@ -92,9 +92,12 @@ describe('the Responses wire', () => {
       max_output_tokens: 200,
     });
     expect(request.json).not.toHaveProperty('previous_response_id');
-    // The recorded answer was cut at 200 output tokens though it says "completed": the cut call is left out.
+    // The recorded answer was cut at 200 output tokens though it says "completed": the cut call is delivered
+    // with its arguments completed, as on the chat wire, and the stop reason says not to run it.
     expect(message.stop_reason).toBe('max_tokens');
-    expect(message.content.filter((block) => block.type === 'tool_use')).toHaveLength(2);
+    const calls = message.content.filter((block) => block.type === 'tool_use') as { input: unknown }[];
+    expect(calls).toHaveLength(3);
+    expect(calls[2]!.input).toEqual({ city: null });
   });
 
   it('streams a recorded OpenAI tool call through the transport as one tool_use block', async () => {

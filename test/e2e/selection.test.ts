@@ -225,6 +225,14 @@ describe('the token file', () => {
     expect(error.message).toContain('TPX_OAUTH_TOKEN_FILE');
   });
 
+  it('refuses a missing token file with MODEL_ECONFIG naming the option and the reason, not the path', () => {
+    const error = configError(() =>
+      createTransport({ tpxTokenFile: join(tempDir, 'no-such-token'), env: { TPX_BASE_URL } }),
+    );
+    expect(error.code).toBe('MODEL_ECONFIG');
+    expect(error.message).toBe('the tpxTokenFile option names a file that cannot be read (ENOENT)');
+  });
+
   it.each(['', '   \n\t\n'])('refuses a token file holding only %j with MODEL_ECONFIG', (content) => {
     const file = join(tempDir, 'empty-token');
     writeFileSync(file, content);

@@ -8,7 +8,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { createTransport, startMockModel, type Message, type MessageStreamEvent } from '../../src/index.js';
+import { createTransport, type Message, type MessageStreamEvent } from '../../src/index.js';
+import { startMockModel } from '../../src/mock-model/index.js';
 import type { ToolUseBlock } from '../../src/protocol/messages.js';
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';

@@ -10,13 +10,12 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTransport,
-  startMockModel,
   validateMessage,
   validateStreamEvent,
   type MessageStreamEvent,
-  type MockModelServer,
   type ModelTransport,
 } from '../../src/index.js';
+import { startMockModel, type MockModelServer } from '../../src/mock-model/index.js';
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
