@@ -92,8 +92,8 @@ Options:
   claude: CLAUDE_HELP,
   'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
 
-Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions (JSON and streaming),
-GET /v1/models. Without a script it calls the offered tools with arguments built from their schemas,
+Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions and POST /v1/responses
+(JSON and streaming), GET /v1/models. Without a script it calls the offered tools with arguments built from their schemas,
 then answers in text that mentions the tool results. See docs/mock-model.md for the script format.
 `,
   demo: `Usage: tpx demo

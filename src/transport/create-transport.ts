@@ -190,7 +190,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   const selection: Selection = Object.freeze({
     provider: config.provider,
     reason: config.reason,
-    ...(config.tpx === undefined
+    ...(config.provider !== 'tpx'
       ? {}
       : {
           dialect: Object.freeze({ name: config.tpx.dialect, reason: config.tpx.dialectReason }),
@@ -201,7 +201,12 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
           wire: Object.freeze({ name: config.tpx.wire, reason: config.tpx.wireReason }),
         }),
   });
-  const upstreamBaseUrl = config.tpx?.baseUrl ?? config.anthropic?.baseUrl;
+  const upstreamBaseUrl =
+    config.provider === 'tpx'
+      ? config.tpx.baseUrl
+      : config.provider === 'anthropic'
+        ? config.anthropic.baseUrl
+        : undefined;
   const baseDeadlines = resolveDeadlines(DEFAULT_DEADLINES, options);
   checkCount(options.maxRetries, 'maxRetries');
   checkCount(options.maxResponseBytes, 'maxResponseBytes');
@@ -218,12 +223,12 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   switch (config.provider) {
     // Upstreams echo credentials in their error text: no error leaves a provider with one in it.
     case 'anthropic': {
-      const anthropic = config.anthropic!;
+      const anthropic = config.anthropic;
       provider = withRedactedErrors(createAnthropicProvider(anthropic), redactValues([anthropic.apiKey]));
       break;
     }
     case 'tpx': {
-      const tpx = config.tpx!;
+      const tpx = config.tpx;
       const tokens = observeTokenRefresh(createTokenSource(tpx.tokenSpec), options.observer);
       provider = withRedactedErrors(
         createTpxProvider({
@@ -255,7 +260,11 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       : undefined;
   const shaper = createRequestShaper({
     // TPX_MODEL is the catch-all on the tpx path only; the map applies to both providers.
-    mapping: readModelMapping(options.modelMap, env, config.tpx?.model),
+    mapping: readModelMapping(
+      options.modelMap,
+      env,
+      config.provider === 'tpx' ? config.tpx.model : undefined,
+    ),
     configuredCap: readConfiguredCap(options.maxOutputTokens, env),
     catalog,
     usesModelList: config.provider === 'tpx',

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { TransportError, type ProviderName } from '../errors.js';
+import { TransportError } from '../errors.js';
 import {
   DEFAULT_AZURE_API_VERSION,
   DIALECTS,
@@ -28,12 +28,19 @@ import {
 import { DEFAULT_TOKEN_COMMAND_TIMEOUT_MS, type TokenSpec } from '../providers/token-source.js';
 import type { TransportOptions } from './types.js';
 
-/** The frozen outcome of selection, with everything a provider needs. Holds secrets: never log it. */
-export interface ResolvedConfig {
-  provider: ProviderName;
-  reason: string;
-  anthropic?: { apiKey: string; baseUrl: string };
-  tpx?: TpxSelection;
+/**
+ * The frozen outcome of selection, with everything the chosen provider needs and nothing for the others:
+ * `provider` tells which members are there. Holds secrets: never log it.
+ */
+export type ResolvedConfig =
+  | { provider: 'anthropic'; reason: string; anthropic: AnthropicSelection }
+  | { provider: 'tpx'; reason: string; tpx: TpxSelection }
+  | { provider: 'none'; reason: string };
+
+/** What the `anthropic` provider needs from selection. */
+export interface AnthropicSelection {
+  apiKey: string;
+  baseUrl: string;
 }
 
 /** What the `tpx` provider needs from selection. `tokenSpec` holds the token read at start-up. */

@@ -20,6 +20,7 @@ import type { ContentBlock, MessageStreamEvent, ToolUseBlock } from '../../src/p
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport } from '../../src/transport/types.js';
+import { startTpxServe } from '../e2e/cli-process.js';
 import { startLlamaServer, type LlamaServer } from './llama-server.js';
 import { startRecordingTap, type RecordingTap } from './recording-tap.js';
 
@@ -215,5 +216,74 @@ describe('tpx serve over /v1/responses with the official SDK', () => {
     expect(input.filter((item) => item.type === 'function_call_output').map((item) => item.call_id)).toEqual(
       calls.map((call) => call.id),
     );
+  });
+});
+
+describe('the tpx serve command with --wire responses, and the official SDK', () => {
+  it('completes a tool round trip over /v1/responses against llama.cpp, every call answered by its id', async () => {
+    // The proxy maps names against the upstream's list: send every name to the one model it serves.
+    const listed = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: { id: string }[] };
+    const before = tap.exchanges.length;
+    const serve = await startTpxServe(
+      [
+        ...[
+          '--wire',
+          'responses',
+          '--dialect',
+          'llamacpp',
+          '--base-url',
+          `${tap.url}/v1`,
+          '--token',
+          'local',
+        ],
+        ...['--model-map', `*=${listed.data[0]!.id}`],
+      ],
+      {},
+    );
+    try {
+      expect(serve.stderr()).toMatch(/wire: responses \(TPX_WIRE is set\)/);
+      const client = new Anthropic({ baseURL: serve.url, apiKey: 'client-key', maxRetries: 0 });
+      const question = { role: 'user' as const, content: 'Weather in Quito?' };
+      const first = await client.messages.create({
+        model: 'tiny',
+        max_tokens: 300,
+        tools: [weatherTool],
+        tool_choice: { type: 'any' },
+        messages: [question],
+      });
+      const calls = first.content.filter((block) => block.type === 'tool_use');
+      expect(calls.length).toBeGreaterThan(0);
+      const second = await client.messages
+        .stream({
+          model: 'tiny',
+          max_tokens: 300,
+          tools: [weatherTool],
+          messages: [
+            question,
+            { role: 'assistant', content: first.content },
+            {
+              role: 'user',
+              content: calls.map((call) => ({
+                type: 'tool_result' as const,
+                tool_use_id: call.id,
+                content: '18 C',
+              })),
+            },
+          ],
+        })
+        .finalMessage();
+      expect(second.role).toBe('assistant');
+      const posts = tap.exchanges.slice(before).filter((exchange) => exchange.request.method === 'POST');
+      expect(posts.map((exchange) => exchange.request.url)).toEqual(['/v1/responses', '/v1/responses']);
+      const input = (posts[1]!.request.json as { input: { type: string; call_id?: string }[] }).input;
+      expect(input.filter((item) => item.type === 'function_call').map((item) => item.call_id)).toEqual(
+        calls.map((call) => call.id),
+      );
+      expect(
+        input.filter((item) => item.type === 'function_call_output').map((item) => item.call_id),
+      ).toEqual(calls.map((call) => call.id));
+    } finally {
+      expect(await serve.stop()).toBe(0);
+    }
   });
 });
