@@ -183,6 +183,20 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   serveOptions.publicHosts = listOption(values['public-host'], io.env['TPX_PUBLIC_HOSTS']);
   await warmUp(transport.selection);
   const server = await startServer(serveOptions);
+  // Listen for the stop signal before anything else is awaited: /readyz already answers, so a
+  // supervisor may send SIGTERM while the start-up probe below is still waiting on the upstream.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      io.stderr('tpx serve: shutting down, finishing in-flight exchanges\n');
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    // A worker drains when its primary says so (the primary got the signal).
+    void drainRequested().then(stop);
+  });
   if (!isLoopbackHost(serveOptions.host ?? '127.0.0.1') && serveOptions.proxyToken === undefined) {
     io.stderr(
       `warning: tpx serve is reachable beyond this machine (${String(serveOptions.host)}) and TPX_PROXY_TOKEN is not set: anyone who can reach it can use its credentials\n`,
@@ -206,18 +220,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
         '',
       ].join('\n'),
     );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      io.stderr('tpx serve: shutting down, finishing in-flight exchanges\n');
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    // A worker drains when its primary says so (the primary got the signal).
-    void drainRequested().then(stop);
-  });
+  await stopped;
   await server.close();
   await transport.close();
   await observability.close();

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isObject } from './is-object.js';
 import { TransportError } from '../errors.js';
 import type { Message, MessageStreamEvent } from './messages.js';
 import { parseExactJson } from './exact-json.js';
@@ -142,12 +143,12 @@ function parseInput(text: string, index: number): Record<string, unknown> {
       error,
     );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isObject(value)) {
     throw incomplete(
       `the tool input of block ${index} is not a JSON object: ${JSON.stringify(text.slice(0, 100))}`,
     );
   }
-  return value as Record<string, unknown>;
+  return value;
 }
 
 function isKnown(type: string): boolean {

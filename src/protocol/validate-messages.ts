@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isObject } from './is-object.js';
 import Type, { type TSchema } from 'typebox';
 import { compileChecker as compile, type Checker } from './compile-checker.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from './messages.js';
@@ -87,7 +88,7 @@ const requestValidator = compile(MessagesRequestSchema);
  * extra fields the caller sent are kept.
  */
 export function validateMessagesRequest(value: unknown): Validated<MessagesRequest> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isObject(value)) {
     return { ok: false, message: 'the request body must be a JSON object' };
   }
   if (!requestValidator.check(value)) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isObject } from '../protocol/is-object.js';
 import { CANCELLATION, type WithCancellation } from '../providers/cancellation.js';
 import { createIdGenerator } from '../transport/id-generator.js';
 import { performance } from 'node:perf_hooks';
@@ -127,15 +128,15 @@ export class Exchange {
     if (raw.length === 0) throw proxyError(400, 'the request body is empty: expected a JSON object');
     const { text, value } = decodeJsonBody(raw);
     if (this.environment.logBodies) this.requestBodyText = text;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    if (!isObject(value)) {
       throw proxyError(
         400,
         `the request body must be a JSON object, got ${Array.isArray(value) ? 'an array' : typeof value}`,
       );
     }
-    const model = (value as { model?: unknown }).model;
+    const model = value['model'];
     if (typeof model === 'string') this.model = model;
-    return { raw, value: value as Record<string, unknown> };
+    return { raw, value };
   }
 
   /** The options for the transport call: signal, the client's protocol headers, query, body bytes. */

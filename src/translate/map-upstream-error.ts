@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isObject } from '../protocol/is-object.js';
 import {
   TransportError,
   errorTypeForStatus,
@@ -435,8 +436,4 @@ function parseRetryAfter(headers: Record<string, string | undefined>): number | 
   const seconds = headers['retry-after']?.trim();
   if (seconds !== undefined && /^\d+(\.\d+)?$/.test(seconds)) return Math.round(Number(seconds) * 1000);
   return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { isObject as isRecord } from '../protocol/is-object.js';
 import { createHash } from 'node:crypto';
 import { TransportError } from '../errors.js';
 import type {
@@ -87,10 +88,6 @@ const HIGH_EFFORT_BUDGET = 16384;
 
 function invalid(message: string): never {
   throw new TransportError('MODEL_EINVAL', message);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Reads a field of a content block without trusting its type: blocks are only checked for `type`. */

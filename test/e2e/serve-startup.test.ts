@@ -5,10 +5,11 @@
  * proxy named by HTTP_PROXY (and around it with NO_PROXY).
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { spawn } from 'node:child_process';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
-import { runTpx, startTpxServe } from './cli-process.js';
+import { CLI, runTpx, startTpxServe } from './cli-process.js';
 
 /** A forward proxy on loopback that tunnels CONNECT requests and records their targets. */
 async function startForwardProxy(): Promise<{ url: string; targets: string[]; close(): Promise<void> }> {
@@ -157,6 +158,50 @@ describe('tpx serve at start', () => {
       expect(health.status).toBe(200);
     } finally {
       await serve.stop();
+    }
+  });
+
+  it('drains and exits 0 on SIGTERM sent while the start-up probe still waits on a silent upstream', async () => {
+    // Accepts connections and never answers, so the probe runs to its own time limit.
+    const held = new Set<Socket>();
+    const silent = createNetServer((socket) => {
+      held.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const upstreamPort = (silent.address() as AddressInfo).port;
+    const port = await freePort();
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port)], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        TPX_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (response) => response.status === 200,
+          () => false,
+        );
+        if (ready) break;
+        if (attempt > 400) throw new Error(`tpx serve never became ready: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(stderr).not.toContain('start-up check');
+      child.kill('SIGTERM');
+      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(stderr).toContain('tpx serve: shutting down');
+    } finally {
+      child.kill('SIGKILL');
+      for (const socket of held) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 
