@@ -110,6 +110,13 @@ export function readProxySettings(
     const value = stringValue(values, flag);
     if (value !== undefined) env[variable] = value;
   }
+  // A token on the command line is the caller's statement of the credentials: an ANTHROPIC_API_KEY (or
+  // another token source) left in the shell must not win over it, as explicit options win in the library.
+  if (stringValue(values, 'token') !== undefined) {
+    for (const variable of ['ANTHROPIC_API_KEY', 'TPX_OAUTH_TOKEN_FILE', 'TPX_OAUTH_TOKEN_COMMAND']) {
+      delete env[variable];
+    }
+  }
   const wireFlag = stringValue(values, 'wire');
   if (wireFlag !== undefined && wireFlag !== 'chat' && wireFlag !== 'responses') {
     throw new UsageError(`--wire must be "chat" or "responses", got ${JSON.stringify(wireFlag)}`);

@@ -19,6 +19,7 @@ import type { Transform } from 'node:stream';
 import { withNotedHeaders, type AttemptNotes } from './attempt-notes.js';
 import { contentDecoders } from './content-decoder.js';
 import { ResponseBody } from './response-body.js';
+import { responseTooLarge } from './response-too-large.js';
 import { skipContinueResponses } from './skip-continue-responses.js';
 
 export { ResponseBody };
@@ -103,11 +104,11 @@ export function httpRequest(
     const onExchangeAbort = () => cancel(exchange.reason);
     // undici's header and body timeouts run on a coarse clock (it checks them every half second or so),
     // so a 100 ms first-byte deadline would pass after about a second. The deadline is kept here on a
-    // native timer; undici's stays as a backstop and can only fire later.
-    let timer =
-      deadlines.firstByteTimeoutMs > 0
-        ? setTimeout(() => cancel(deadlineError('first-byte', context)), deadlines.firstByteTimeoutMs)
-        : undefined;
+    // native timer; undici's stays as a backstop and can only fire later. It starts when the request is
+    // written (undici's onConnect: a connection is ready and the request goes on it), not before: the
+    // time spent connecting belongs to the connect deadline, and a slow connect must not be reported as
+    // an upstream that took too long to answer.
+    let timer: NodeJS.Timeout | undefined;
     const finish = () => {
       settled = true;
       clearTimeout(timer);
@@ -121,7 +122,17 @@ export function httpRequest(
     const handler: Dispatcher.DispatchHandler = {
       onConnect(abort: (reason?: Error) => void) {
         abortRequest = abort;
-        if (abortBeforeConnect !== undefined) abort(abortBeforeConnect);
+        if (abortBeforeConnect !== undefined) {
+          abort(abortBeforeConnect);
+          return;
+        }
+        if (deadlines.firstByteTimeoutMs > 0 && !settled) {
+          clearTimeout(timer);
+          timer = setTimeout(
+            () => cancel(deadlineError('first-byte', context)),
+            deadlines.firstByteTimeoutMs,
+          );
+        }
       },
       onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void) {
         if (statusCode < 200) return true; // 1xx: the real answer follows
@@ -329,10 +340,9 @@ export async function readBody(
 }
 
 function tooBig(limit: number, provider: ProviderName): TransportError {
-  return new TransportError(
-    'MODEL_ETOOBIG',
+  return responseTooLarge(
+    provider,
     `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
-    { provider },
   );
 }
 

@@ -6,8 +6,9 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { TransportError } from '../errors.js';
+import type { TransportError } from '../errors.js';
 import { IdleDeadline, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import { responseTooLarge } from './response-too-large.js';
 
 /** One SSE message. `event` is undefined for data-only messages. */
 export interface SseMessage {
@@ -37,10 +38,9 @@ export async function* readSse(
     },
     onError(error) {
       if (error.type === 'max-buffer-size-exceeded') {
-        parseFailure = new TransportError(
-          'MODEL_ETOOBIG',
+        parseFailure = responseTooLarge(
+          context.provider,
           `an event in the ${context.provider} stream is larger than the limit of ${context.maxResponseBytes} bytes`,
-          { provider: context.provider },
         );
       }
     },
@@ -57,10 +57,9 @@ export async function* readSse(
       if (buffer === null) break;
       size += buffer.length;
       if (size > context.maxResponseBytes) {
-        throw new TransportError(
-          'MODEL_ETOOBIG',
+        throw responseTooLarge(
+          context.provider,
           `the ${context.provider} stream is larger than the limit of ${context.maxResponseBytes} bytes (maxResponseBytes)`,
-          { provider: context.provider },
         );
       }
       let text = decoder.write(buffer);

@@ -36,7 +36,7 @@ import {
 import type { CountTextTokens } from '../translate/estimate-input-tokens.js';
 import { loadTokenCounter } from './load-token-counter.js';
 import { fallbackModelList, mapModelList } from '../translate/map-model-list.js';
-import { mapStreamErrorObject } from '../translate/map-upstream-error.js';
+import { mapStreamErrorObject } from '../translate/map-stream-error-object.js';
 import {
   applyTemplateBody,
   llamaCppTokenizeBody,

@@ -5,7 +5,7 @@
  * @module
  */
 import type { TransportError } from '../errors.js';
-import { mapStreamErrorObject } from './map-upstream-error.js';
+import { mapStreamErrorObject } from './map-stream-error-object.js';
 import { isObject } from '../protocol/is-object.js';
 
 /**

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import { mapStreamErrorObject, mapUpstreamError } from './map-upstream-error.js';
+import { mapStreamErrorObject } from './map-stream-error-object.js';
+import { mapUpstreamError } from './map-upstream-error.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
 const fixture = (path: string): string => readFileSync(new URL(path, FIXTURES), 'utf8');
@@ -401,7 +402,7 @@ describe('mapStreamErrorObject', () => {
 
   it.each([
     [{ message: 'Server overloaded, try later' }, 'overloaded_error'],
-    [{ message: 'Rate limited', code: 429 }, 'overloaded_error'],
+    [{ message: 'Rate limited', code: 429 }, 'rate_limit_error'],
     [{ message: 'unavailable', status_code: 503 }, 'overloaded_error'],
     [{ message: 'x', code: 'server_is_overloaded' }, 'overloaded_error'],
     [{ message: 'Internal error', code: 500 }, 'api_error'],
@@ -421,5 +422,77 @@ describe('mapStreamErrorObject', () => {
       expect(isTransportError(error)).toBe(true);
       expect(error.body.error.type).toBe('api_error');
     }
+  });
+});
+
+describe('a stated rate limit stays a rate limit, whatever the message says', () => {
+  const MESSAGES = [
+    'Rate limit reached for gpt-4o-mini on tokens per min (TPM): Limit 200000, Used 199000',
+    'The server is overloaded, please slow down',
+    'Your prompt is too long for the context window',
+    "This model's maximum context length is 8192 tokens",
+    'Request too large: reduce the context length or max_tokens',
+  ];
+  const BODIES: readonly (readonly [string, (message: string) => string])[] = [
+    [
+      'OpenAI type requests',
+      (message) => JSON.stringify({ error: { message, type: 'requests', code: 'rate_limit_exceeded' } }),
+    ],
+    [
+      'OpenAI type tokens',
+      (message) => JSON.stringify({ error: { message, type: 'tokens', code: 'rate_limit_exceeded' } }),
+    ],
+    [
+      'OpenAI type rate_limit_exceeded',
+      (message) => JSON.stringify({ error: { message, type: 'rate_limit_exceeded', code: null } }),
+    ],
+    ['OpenRouter numeric code', (message) => JSON.stringify({ error: { message, code: 429 } })],
+    ['a bare error string', (message) => JSON.stringify({ error: message })],
+    [
+      'Anthropic rate_limit_error',
+      (message) => JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message } }),
+    ],
+  ];
+
+  for (const [shape, body] of BODIES) {
+    it.each(MESSAGES)(`answers a 429 with an ${shape} body as 429 rate_limit_error: %s`, (message) => {
+      const error = mapUpstreamError({
+        status: 429,
+        bodyText: body(message),
+        contentType: 'application/json',
+        provider: 'tpx',
+      });
+      expect([error.code, error.status, error.body.error.type, error.retryable]).toEqual([
+        'MODEL_EHTTP',
+        429,
+        'rate_limit_error',
+        true,
+      ]);
+    });
+  }
+
+  it('still reads an explicit insufficient_quota on a 429 as billing_error', () => {
+    const error = mapUpstreamError({
+      status: 429,
+      bodyText: JSON.stringify({ error: { message: 'rate limit', type: 'insufficient_quota' } }),
+      provider: 'tpx',
+    });
+    expect([error.status, error.body.error.type]).toEqual([402, 'billing_error']);
+  });
+
+  it.each([
+    [{ message: 'Server overloaded, try later', status_code: 429 }],
+    [{ message: 'overloaded', type: 'rate_limit_error' }],
+    [{ message: 'please slow down', code: 'rate_limit_exceeded', type: 'tokens' }],
+    [{ message: 'context length exceeded', code: 429 }],
+    [{ error: { message: 'The server is overloaded', type: 'requests', code: 'rate_limit_exceeded' } }],
+  ])('maps the stream error %j to 429 rate_limit_error', (payload) => {
+    const error = mapStreamErrorObject(payload, 'tpx');
+    expect([error.status, error.body.error.type, error.retryable]).toEqual([429, 'rate_limit_error', true]);
+  });
+
+  it('still reads overload from the message when the stream error states no status or type', () => {
+    const error = mapStreamErrorObject({ message: 'Server overloaded, try later' }, 'tpx');
+    expect([error.status, error.body.error.type]).toEqual([529, 'overloaded_error']);
   });
 });

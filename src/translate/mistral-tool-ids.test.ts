@@ -78,3 +78,68 @@ describe('mapMistralToolIds', () => {
     expect((thrown as Error).message).toContain(clash);
   });
 });
+
+describe('mapMistralToolIds: which id a collision names first', () => {
+  const foreign = 'call_from_another_provider';
+  const clash = mistralToolId(foreign);
+
+  function refusal(messages: ChatMessage[]): string {
+    try {
+      mapMistralToolIds(messages);
+    } catch (error) {
+      if (isTransportError(error) && error.code === 'MODEL_EINVAL') return error.message;
+      throw error;
+    }
+    throw new Error('expected MODEL_EINVAL');
+  }
+
+  const expected =
+    `the tool-call ids ${JSON.stringify(clash)} and ${JSON.stringify(foreign)} would both reach Mistral as ` +
+    `${JSON.stringify(clash)} (Mistral accepts only nine letters and digits); rename one of them`;
+
+  it('names the id Mistral accepts first even when the foreign id comes earlier in the conversation', () => {
+    expect(refusal(conversation([foreign, clash]))).toBe(expected);
+  });
+
+  it('lets an accepted id that only an assistant turn carries claim itself before any foreign id', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [foreign, clash].map((id) => ({
+          id,
+          type: 'function' as const,
+          function: { name: 'f', arguments: '{}' },
+        })),
+      },
+      { role: 'tool', tool_call_id: foreign, content: 'ok' },
+    ];
+    expect(refusal(messages)).toBe(expected);
+  });
+
+  it('lets an accepted id that only a tool answer carries claim itself before any foreign id', () => {
+    const messages: ChatMessage[] = [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: foreign, type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: clash, content: 'ok' },
+    ];
+    expect(refusal(messages)).toBe(expected);
+  });
+});
+
+describe('mapMistralToolIds: messages without tool calls', () => {
+  it('passes plain assistant, user and system messages through as they are', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ];
+    const { messages: mapped, idMap } = mapMistralToolIds(messages);
+    expect(mapped).toStrictEqual(messages);
+    expect(idMap.size).toBe(0);
+  });
+});

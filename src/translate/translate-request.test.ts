@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertValidChatCompletionRequest } from '../../test/helpers/chat-schema.js';
-import { isTransportError } from '../errors.js';
+import { TransportError, isTransportError } from '../errors.js';
 import type { ChatCompletionRequest, ChatMessage } from '../protocol/chat-completions.js';
 import type { ContentBlockParam, MessageParam, MessagesRequest, OtherBlock } from '../protocol/messages.js';
 import { checkPairing } from './check-pairing.js';
@@ -826,8 +826,31 @@ describe('translateRequest: tool results', () => {
   it('decodes caller tool ids back to the provider ids in tool calls and tool messages', () => {
     const providerId = 'functions.read:0';
     const callerId = encodeToolId(providerId, 1, () => 'unused');
-    const repeatedId = encodeToolId(providerId, 2, () => 'unused');
     expect(
+      translate(
+        request({
+          messages: [
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: [{ type: 'tool_use', id: callerId, name: 'read', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: callerId, content: '1' }] },
+          ],
+        }),
+      ).messages.slice(1),
+    ).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: providerId, type: 'function', function: { name: 'read', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: providerId, content: '1' },
+    ]);
+  });
+
+  it('refuses two caller tool ids that decode to one provider id, rather than send it twice', () => {
+    const providerId = 'functions.read:0';
+    const callerId = encodeToolId(providerId, 1, () => 'unused');
+    const repeatedId = encodeToolId(providerId, 2, () => 'unused');
+    const call = () =>
       translate(
         request({
           messages: [
@@ -848,19 +871,9 @@ describe('translateRequest: tool results', () => {
             },
           ],
         }),
-      ).messages.slice(1),
-    ).toEqual([
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          { id: providerId, type: 'function', function: { name: 'read', arguments: '{}' } },
-          { id: providerId, type: 'function', function: { name: 'read', arguments: '{}' } },
-        ],
-      },
-      { role: 'tool', tool_call_id: providerId, content: '1' },
-      { role: 'tool', tool_call_id: providerId, content: '2' },
-    ]);
+      );
+    expect(call).toThrow(TransportError);
+    expect(call).toThrow(/both stand for the upstream tool-call id "functions.read:0"/);
   });
 
   it('places system messages between a tool call and its results after the tool messages', () => {
@@ -1139,6 +1152,17 @@ describe('translateRequest: properties', () => {
       fc.property(conversation, ({ names, exchanges }) => {
         const { request: input, callerIds } = buildRequest(names, exchanges);
         checkPairing(input.messages);
+        // A provider that repeated an id gave two calls one id: their caller ids differ, and sending
+        // both back would send that id twice, so the request is refused.
+        const callersByUpstream = new Map<string, Set<string>>();
+        for (const id of callerIds.flat()) {
+          const callers = callersByUpstream.get(decodeToolId(id)) ?? new Set<string>();
+          callersByUpstream.set(decodeToolId(id), callers.add(id));
+        }
+        if ([...callersByUpstream.values()].some((callers) => callers.size > 1)) {
+          expect(() => translated(input)).toThrow(/both stand for the upstream tool-call id/);
+          return;
+        }
         const { body, toolNames } = translated(input);
 
         // Every offered tool is there, under a name that maps back.

@@ -49,6 +49,7 @@ import {
   type DocumentPart,
 } from './map-document-block.js';
 import type { DialectProfile } from './dialects.js';
+import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 
@@ -108,6 +109,7 @@ export function translateRequest(
   request: MessagesRequest,
   options: TranslateRequestOptions = {},
 ): TranslatedRequest {
+  checkToolIdCollisions(request);
   const tools = request.tools ?? [];
   rejectServerTools(tools, options.dialect);
   const toolNames = createToolNameMap(tools);

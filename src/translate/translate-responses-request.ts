@@ -41,6 +41,7 @@ import type {
 } from '../protocol/responses.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
 import { decodeReasoningSignature } from './reasoning-signature-codec.js';
+import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 import { TOOL_ERROR_PREFIX } from './translate-request.js';
@@ -81,6 +82,7 @@ export function translateResponsesRequest(
   request: MessagesRequest,
   options: TranslateResponsesRequestOptions = {},
 ): TranslatedResponsesRequest {
+  checkToolIdCollisions(request);
   const tools = request.tools ?? [];
   rejectServerTools(tools);
   const toolNames = createToolNameMap(tools);

@@ -26,7 +26,7 @@
 import type { ChatCompletionChunk, ChatCompletionUsage } from '../protocol/chat-completions.js';
 import type { MessageDeltaUsage, MessageStreamEvent } from '../protocol/messages.js';
 import { isObject } from '../protocol/is-object.js';
-import { mapStreamErrorObject } from './map-upstream-error.js';
+import { mapStreamErrorObject } from './map-stream-error-object.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolId } from './tool-id-codec.js';
 import {

@@ -1,33 +1,31 @@
 /**
  * `createTransport`: reads the credentials once, picks the provider, and runs each exchange under its
- * deadlines, with cancellation and retries.
+ * deadlines, with cancellation and retries (one attempt loop for all: `run-attempts.ts`).
  *
  * @module
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { TransportError, isTransportError, toTransportError } from '../errors.js';
+import { TransportError } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
-import { DIALECTS } from '../translate/dialects.js';
 import { loadTokenCounter } from '../providers/load-token-counter.js';
-import { createAnthropicProvider } from '../providers/anthropic.js';
 import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';
-import type { Provider, ReportResponse } from '../providers/provider.js';
-import { createTpxProvider } from '../providers/tpx.js';
-import { redactValues, withRedactedErrors } from './redact-errors.js';
-import { CANCELLATION, Cancellation, type WithCancellation } from '../providers/cancellation.js';
+import type { ReportResponse } from '../providers/provider.js';
+import { Cancellation } from '../providers/cancellation.js';
+import type { ObservedAttempt } from '../providers/observer.js';
 import { createIdGenerator } from './id-generator.js';
-import { retryDelayMs } from './retry-delay.js';
+import { createProvider } from './create-provider.js';
 import { readModelMapping } from './model-map.js';
 import { readConfiguredCap } from './output-cap.js';
+import { DEFAULT_DEADLINES, checkCount, resolveDeadlines } from './resolve-deadlines.js';
+import { runAttempts, singleValue, type AttemptLoop } from './run-attempts.js';
 import { createRequestShaper, type ShapedRequest } from './shape-request.js';
+import { shapedOptions } from './shaped-options.js';
 import { STREAM_BATCHES } from './stream-batches.js';
 import { createUpstreamCatalog } from './upstream-catalog.js';
 import { selectProvider } from './select-provider.js';
-import { createTokenSource } from '../providers/token-source.js';
-import { observeTokenRefresh, startAttempt, type ObservedAttempt } from '../providers/observer.js';
 import type {
   CountTokensRequest,
   Deadlines,
@@ -40,13 +38,7 @@ import type {
   UpstreamReport,
 } from './types.js';
 
-/** Default deadlines, in milliseconds. */
-export const DEFAULT_DEADLINES: Readonly<Deadlines> = Object.freeze({
-  connectTimeoutMs: 10_000,
-  firstByteTimeoutMs: 60_000,
-  idleTimeoutMs: 120_000,
-  timeoutMs: 600_000,
-});
+export { DEFAULT_DEADLINES };
 
 const DEFAULT_MAX_RETRIES = 2;
 /** How long one look at the upstream's model list and context window may take, for exchanges that need it. */
@@ -60,31 +52,6 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   );
 }
 
-function checkDeadline(value: number | undefined, name: string): void {
-  if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
-    throw new TransportError(
-      'MODEL_ECONFIG',
-      `${name} must be a number of milliseconds ≥ 0, got ${String(value)}`,
-    );
-  }
-}
-
-function checkCount(value: number | undefined, name: string): void {
-  if (value !== undefined && (!Number.isInteger(value) || value < 0)) {
-    throw new TransportError('MODEL_ECONFIG', `${name} must be a whole number ≥ 0, got ${String(value)}`);
-  }
-}
-
-function resolveDeadlines(base: Deadlines, overrides: Partial<Deadlines>): Deadlines {
-  const deadlines = { ...base };
-  for (const name of ['connectTimeoutMs', 'firstByteTimeoutMs', 'idleTimeoutMs', 'timeoutMs'] as const) {
-    const value = overrides[name];
-    checkDeadline(value, name);
-    if (value !== undefined) deadlines[name] = value;
-  }
-  return deadlines;
-}
-
 /** Validates the caller's request and its tool pairing; throws `MODEL_EINVAL` / `MODEL_EPAIRING`. */
 function checkRequest(request: unknown): MessagesRequest {
   const validated = validateMessagesRequest(request);
@@ -95,89 +62,12 @@ function checkRequest(request: unknown): MessagesRequest {
   return validated.value;
 }
 
-/**
- * One exchange's control: a cancellation that fires on caller cancel or the total deadline, with the
- * right `TransportError` as its reason; `dispose()` clears the timer and the link to the caller. The
- * proxy hands over its client's {@link Cancellation} (under {@link CANCELLATION}) instead of a signal.
- */
-function startExchange(deadlines: Deadlines, exchangeOptions: ExchangeOptions) {
-  const cancellation = new Cancellation();
-  const startedAt = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  if (deadlines.timeoutMs > 0) {
-    timer = setTimeout(() => {
-      cancellation.abort(
-        new TransportError(
-          'MODEL_ETIMEOUT',
-          `the exchange did not finish within ${deadlines.timeoutMs} ms (total deadline)`,
-          {
-            deadline: 'total',
-            retryable: false,
-          },
-        ),
-      );
-    }, deadlines.timeoutMs);
-    timer.unref();
-  }
-  const caller = (exchangeOptions as WithCancellation)[CANCELLATION] ?? exchangeOptions.signal;
-  const unlink =
-    caller === undefined
-      ? undefined
-      : cancellation.follow(
-          caller,
-          () => new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller'),
-        );
-  return {
-    cancellation,
-    startedAt,
-    abort(reason: TransportError) {
-      cancellation.abort(reason);
-    },
-    dispose() {
-      if (timer !== undefined) clearTimeout(timer);
-      unlink?.();
-    },
-  };
-}
-
-function abortedError(cancellation: Cancellation): TransportError {
-  const reason: unknown = cancellation.reason;
-  return isTransportError(reason)
-    ? reason
-    : new TransportError('MODEL_EABORTED', 'the exchange was cancelled by the caller');
-}
-
-/** Whether to try again, honouring `x-should-retry` both ways. */
-function shouldRetry(error: TransportError): boolean {
-  const hint = error.headers['x-should-retry'];
-  if (hint === 'true') return true;
-  if (hint === 'false') return false;
-  return error.retryable;
-}
-
 /** A URL as it may be shown: without a user name or password. */
 function shownUrl(value: string): string {
   const url = new URL(value);
   url.username = '';
   url.password = '';
   return url.toString().replace(/\/+$/, '');
-}
-
-/** The options for the upstream call of a shaped request: the caller's bytes no longer say what is sent. */
-function shapedOptions(exchangeOptions: ExchangeOptions, shaped: ShapedRequest): ExchangeOptions {
-  if (shaped.upstreamModel === undefined && shaped.upstreamMaxTokens === undefined) return exchangeOptions;
-  // The spread keeps the symbol-keyed cancellation the proxy hands over.
-  const { rawBody: _caller, onResponse, ...rest } = exchangeOptions;
-  const options: ExchangeOptions = { ...rest };
-  if (onResponse !== undefined) {
-    options.onResponse = (info) => {
-      const described = { ...info };
-      if (shaped.upstreamModel !== undefined) described.upstreamModel = shaped.upstreamModel;
-      if (shaped.upstreamMaxTokens !== undefined) described.upstreamMaxTokens = shaped.upstreamMaxTokens;
-      onResponse(described);
-    };
-  }
-  return options;
 }
 
 /**
@@ -219,35 +109,7 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   const upstreamHeaders = options.upstreamHeaders === undefined ? undefined : { ...options.upstreamHeaders };
   let closed = false;
 
-  let provider: Provider;
-  switch (config.provider) {
-    // Upstreams echo credentials in their error text: no error leaves a provider with one in it.
-    case 'anthropic': {
-      const anthropic = config.anthropic;
-      provider = withRedactedErrors(createAnthropicProvider(anthropic), redactValues([anthropic.apiKey]));
-      break;
-    }
-    case 'tpx': {
-      const tpx = config.tpx;
-      const tokens = observeTokenRefresh(createTokenSource(tpx.tokenSpec), options.observer);
-      provider = withRedactedErrors(
-        createTpxProvider({
-          tokens,
-          baseUrl: tpx.baseUrl,
-          model: tpx.model,
-          generateId,
-          dialect: DIALECTS[tpx.dialect],
-          azureApiVersion: tpx.azureApiVersion,
-          wire: tpx.wire,
-        }),
-        (text) => tokens.redact(text),
-      );
-      break;
-    }
-    case 'none':
-      provider = noneProvider;
-      break;
-  }
+  const provider = createProvider(config, generateId, options.observer);
 
   const inspectProvider = provider.inspect?.bind(provider);
   const catalog =
@@ -290,21 +152,6 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   function ensureOpen(): void {
     if (closed) throw new TransportError('MODEL_ECONFIG', 'this transport was closed; create a new one');
-  }
-
-  /** Waits before the next attempt, or explains why there is none. */
-  async function backoff(
-    error: TransportError,
-    retryIndex: number,
-    maxRetries: number,
-    exchange: ReturnType<typeof startExchange>,
-    deadlines: Deadlines,
-  ): Promise<void> {
-    if (retryIndex >= maxRetries || !shouldRetry(error) || exchange.cancellation.aborted) throw error;
-    const wait = retryDelayMs({ retryIndex, headers: error.headers, nowMs: Date.now(), random: random() });
-    if (deadlines.timeoutMs > 0 && Date.now() - exchange.startedAt + wait >= deadlines.timeoutMs) throw error;
-    await sleep(wait, exchange.cancellation.signal);
-    if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
   }
 
   async function send(
@@ -359,84 +206,34 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     const requested = checkRequest(request);
     const shaped: ShapedRequest = shaper.idle ? { request: requested } : await shaper.shape(requested);
     const checked = shaped.request;
-    exchangeOptions = shapedOptions(exchangeOptions, shaped);
-    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
-    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
-    const exchange = startExchange(deadlines, exchangeOptions);
-    let delivered = false;
-    let finished = false;
-    try {
-      for (let attempt = 0; ; attempt++) {
-        if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
-        let status = 0;
-        let headers: Record<string, string> = {};
-        let reported = false;
-        const report = () => {
-          if (!reported) {
-            reported = true;
-            exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
-          }
-        };
-        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, checked.model);
-        const iterator = provider.stream(
-          checked,
-          exchangeOptions,
-          attemptContext(exchange.cancellation, deadlines, observed),
-          (s, h) => {
-            status = s;
-            headers = h;
-          },
-        );
-        try {
-          for (;;) {
-            const next = await iterator.next();
-            if (next.done === true) {
-              finished = true;
-              observed?.end(status);
-              return;
-            }
-            if (!delivered) {
-              report();
-              // The caller hears of the model it asked for, in message_start.
-              if (shaped.upstreamModel !== undefined) {
-                for (const event of next.value) {
-                  if (event.type === 'message_start')
-                    event.message = { ...event.message, model: requested.model };
-                }
-              }
-            }
-            delivered = true;
-            yield next.value;
-          }
-        } catch (raw) {
-          const error = exchange.cancellation.aborted
-            ? abortedError(exchange.cancellation)
-            : toTransportError(raw);
-          observed?.end(status, error);
-          // Never retry once anything reached the caller: the caller would see the exchange twice.
-          if (delivered) throw error;
-          try {
-            await backoff(error, attempt, maxRetries, exchange, deadlines);
-          } catch (final) {
-            if (status !== 0) report();
-            throw final;
-          }
-        } finally {
-          // A consumer that stops early (break / return) ends the upstream request too.
-          if (!exchange.cancellation.aborted) await iterator.return(undefined);
-          if (observed?.isEnded === false) {
-            observed.end(status, new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
-          }
+    const upstreamOptions = shapedOptions(exchangeOptions, shaped);
+    let first = true;
+    for await (const batch of runAttempts(attemptLoop(upstreamOptions, checked.model), (context, report) =>
+      provider.stream(checked, upstreamOptions, context, report),
+    )) {
+      // The caller hears of the model it asked for, in message_start.
+      if (first && shaped.upstreamModel !== undefined) {
+        for (const event of batch) {
+          if (event.type === 'message_start') event.message = { ...event.message, model: requested.model };
         }
       }
-    } finally {
-      // A stream the consumer left early still has an upstream request to end; a finished one has not,
-      // and skipping the abort spares building an error (and its stack) on every normal exchange.
-      if (!finished && !exchange.cancellation.aborted) {
-        exchange.abort(new TransportError('MODEL_EABORTED', 'the stream was closed by the caller'));
-      }
-      exchange.dispose();
+      first = false;
+      yield batch;
     }
+  }
+
+  /** The attempt loop's settings for one exchange: the transport's, with the call's options over them. */
+  function attemptLoop(exchangeOptions: ExchangeOptions, model: string | undefined): AttemptLoop {
+    return {
+      deadlines: resolveDeadlines(baseDeadlines, exchangeOptions),
+      maxRetries: exchangeOptions.maxRetries ?? defaultMaxRetries,
+      exchangeOptions,
+      provider: config.provider,
+      model,
+      context: attemptContext,
+      random,
+      sleep,
+    };
   }
 
   /**
@@ -449,42 +246,14 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
     model?: string,
   ): Promise<T> {
     ensureOpen();
-    const deadlines = resolveDeadlines(baseDeadlines, exchangeOptions);
-    const maxRetries = exchangeOptions.maxRetries ?? defaultMaxRetries;
-    const exchange = startExchange(deadlines, exchangeOptions);
-    try {
-      for (let attempt = 0; ; attempt++) {
-        if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
-        let status = 0;
-        let headers: Record<string, string> = {};
-        const report = () => {
-          if (status !== 0) exchangeOptions.onResponse?.({ status, headers, attempts: attempt + 1 });
-        };
-        const observed = startAttempt(exchangeOptions.observer, attempt + 1, config.provider, model);
-        try {
-          const result = await run(attemptContext(exchange.cancellation, deadlines, observed), (s, h) => {
-            status = s;
-            headers = h;
-          });
-          observed?.end(status);
-          report();
-          return result;
-        } catch (raw) {
-          const error = exchange.cancellation.aborted
-            ? abortedError(exchange.cancellation)
-            : toTransportError(raw);
-          observed?.end(status, error);
-          try {
-            await backoff(error, attempt, maxRetries, exchange, deadlines);
-          } catch (final) {
-            report();
-            throw final;
-          }
-        }
-      }
-    } finally {
-      exchange.dispose();
+    let result: { value: T } | undefined;
+    for await (const value of runAttempts(attemptLoop(exchangeOptions, model), (context, report) =>
+      singleValue(() => run(context, report)),
+    )) {
+      result = { value };
     }
+    // The loop ends either with the one value delivered or with the error that ended the exchange.
+    return result!.value;
   }
 
   async function countTokens(

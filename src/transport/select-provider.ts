@@ -7,9 +7,14 @@
  * | else `tpxToken` / `TPX_OAUTH_TOKEN` non-empty, or `tpxTokenFile` / `TPX_OAUTH_TOKEN_FILE` set, or `tpxTokenCommand` / `TPX_OAUTH_TOKEN_COMMAND` set | `tpx` |
  * | else                                                     | `none`      |
  *
- * Explicit options win over the environment; empty strings count as absent. No network probing. The
- * reason names the option or variable that decided, never its value. Among the token sources the
- * static token wins over the file, and the file over the command.
+ * Explicit options win over the environment; empty strings count as absent. For the credentials that
+ * holds across providers: when any credential option is passed (`anthropicApiKey`, `tpxToken`,
+ * `tpxTokenFile`, `tpxTokenCommand`), the credentials are those options alone, and the environment's
+ * credential variables are not read — an `ANTHROPIC_API_KEY` in the environment does not turn a caller's
+ * explicit tpx configuration into an anthropic one. The table above then applies to the options (the
+ * formal model's `Select(hasKey, hasToken)`, with the caller's statement as the credentials present).
+ * No network probing. The reason names the option or variable that decided, never its value. Among the
+ * token sources the static token wins over the file, and the file over the command.
  *
  * For `tpx` it also settles the dialect (`tpxDialect` / `TPX_DIALECT`, else detected from the base URL's
  * host, else `openai-generic`) and Azure's `api-version`. It does no I/O: a token file is read, and a
@@ -61,6 +66,31 @@ export interface TpxSelection {
 
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
+/** The environment variables that hold credentials, set aside when credentials are passed as options. */
+const CREDENTIAL_VARIABLES = [
+  'ANTHROPIC_API_KEY',
+  'TPX_OAUTH_TOKEN',
+  'TPX_OAUTH_TOKEN_FILE',
+  'TPX_OAUTH_TOKEN_COMMAND',
+] as const;
+
+/** Whether the caller passed any credential as an option. */
+function hasCredentialOption(options: TransportOptions): boolean {
+  return (
+    present(options.anthropicApiKey) ||
+    present(options.tpxToken) ||
+    present(options.tpxTokenFile) ||
+    present(options.tpxTokenCommand)
+  );
+}
+
+/** `env` without its credential variables. */
+function withoutCredentials(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const rest = { ...env };
+  for (const name of CREDENTIAL_VARIABLES) delete rest[name];
+  return rest;
+}
+
 function present(value: string | undefined): value is string {
   return value !== undefined && value.trim() !== '';
 }
@@ -102,7 +132,9 @@ export function selectProvider(
   options: TransportOptions,
   env: Record<string, string | undefined>,
 ): ResolvedConfig {
-  const key = pick(options.anthropicApiKey, 'anthropicApiKey', env, 'ANTHROPIC_API_KEY');
+  const explicit = hasCredentialOption(options);
+  const credentials = explicit ? withoutCredentials(env) : env;
+  const key = pick(options.anthropicApiKey, 'anthropicApiKey', credentials, 'ANTHROPIC_API_KEY');
   if (key !== undefined) {
     const base = pick(options.anthropicBaseUrl, 'anthropicBaseUrl', env, 'ANTHROPIC_BASE_URL');
     return {
@@ -115,7 +147,7 @@ export function selectProvider(
     };
   }
 
-  const token = pickToken(options, env);
+  const token = pickToken(options, credentials);
   if (token !== undefined) {
     const base = pick(options.tpxBaseUrl, 'tpxBaseUrl', env, 'TPX_BASE_URL');
     if (base === undefined) {
@@ -138,7 +170,10 @@ export function selectProvider(
     const wire = pickWire(options, env, dialect.name);
     return {
       provider: 'tpx',
-      reason: `${token.source} and ANTHROPIC_API_KEY is not`,
+      reason:
+        explicit && present(env['ANTHROPIC_API_KEY'])
+          ? `${token.source}, and credential options are used before ANTHROPIC_API_KEY in the environment`
+          : `${token.source} and ANTHROPIC_API_KEY is not`,
       tpx: {
         tokenSpec: token.spec,
         baseUrl,

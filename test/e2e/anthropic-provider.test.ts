@@ -475,12 +475,49 @@ describe('retries', () => {
     expect(sleeps[0]).toBeLessThanOrEqual(3_000);
   });
 
-  it('backs off instead of honouring a retry-after longer than a minute', async () => {
+  it('honours a retry-after longer than a minute when the wait fits in the total deadline', async () => {
+    server.push(
+      step.json(anthropicError('rate_limit_error', 'limited'), {
+        status: 429,
+        headers: { 'retry-after': '90' },
+      }),
+      step.json(textMessage()),
+    );
+    await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());
+    expect(sleeps).toEqual([90_000]);
+  });
+
+  it('fails at once with the retryable error when retry-after runs past the total deadline', async () => {
     server.push(
       step.json(anthropicError('rate_limit_error', 'limited'), {
         status: 429,
         headers: { 'retry-after': '3600' },
       }),
+      step.json(textMessage()),
+    );
+    const error = await transport
+      .send(helloRequest(), { timeoutMs: 120_000 })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TransportError);
+    const failure = error as TransportError;
+    expect([failure.code, failure.status, failure.body.error.type, failure.retryable]).toEqual([
+      'MODEL_EHTTP',
+      429,
+      'rate_limit_error',
+      true,
+    ]);
+    expect(failure.headers['retry-after']).toBe('3600');
+    expect(failure.headers['x-should-retry']).toBe('false');
+    expect(sleeps).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['retry-after', '0'],
+    ['retry-after-ms', '0'],
+  ])('backs off instead of retrying at once on %s: %s', async (name, value) => {
+    server.push(
+      step.json(anthropicError('rate_limit_error', 'limited'), { status: 429, headers: { [name]: value } }),
       step.json(textMessage()),
     );
     await expect(transport.send(helloRequest())).resolves.toEqual(textMessage());

@@ -66,31 +66,37 @@ describe('tpx claude', () => {
     ]);
   });
 
-  it('completes against `tpx mock-model` run as its own process, as a user starts it', async () => {
-    const mockProcess = spawn(process.execPath, [CLI, 'mock-model', '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let printed = '';
-        mockProcess.stdout.on('data', (chunk: Buffer) => {
-          printed += chunk.toString('utf8');
-          const match = /listening on (http:\/\/\S+)/.exec(printed);
-          if (match !== null) resolve(match[1]!);
-        });
-        mockProcess.once('close', (code) => reject(new Error(`tpx mock-model exited with ${String(code)}`)));
+  it(
+    'completes against `tpx mock-model` run as its own process, as a user starts it',
+    { timeout: 60_000 },
+    async () => {
+      const mockProcess = spawn(process.execPath, [CLI, 'mock-model', '--port', '0'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      const result = await runTpx(
-        ['claude', '--base-url', url, '--token', 'local', '--claude-bin', STAND_IN, '-p', 'say hi'],
-        {},
-      );
-      expect(result.stderr).toContain('stand-in: 2 turn(s), 1 tool round(s), stop_reason end_turn');
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain('The tools answered: Glob');
-    } finally {
-      mockProcess.kill('SIGTERM');
-    }
-  });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let printed = '';
+          mockProcess.stdout.on('data', (chunk: Buffer) => {
+            printed += chunk.toString('utf8');
+            const match = /listening on (http:\/\/\S+)/.exec(printed);
+            if (match !== null) resolve(match[1]!);
+          });
+          mockProcess.once('close', (code) =>
+            reject(new Error(`tpx mock-model exited with ${String(code)}`)),
+          );
+        });
+        const result = await runTpx(
+          ['claude', '--base-url', url, '--token', 'local', '--claude-bin', STAND_IN, '-p', 'say hi'],
+          {},
+        );
+        expect(result.stderr).toContain('stand-in: 2 turn(s), 1 tool round(s), stop_reason end_turn');
+        expect(result.code).toBe(0);
+        expect(result.stdout).toContain('The tools answered: Glob');
+      } finally {
+        mockProcess.kill('SIGTERM');
+      }
+    },
+  );
 
   it('takes the upstream from flags equal to the variables', async () => {
     const result = await runTpx(

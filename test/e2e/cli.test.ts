@@ -176,6 +176,15 @@ describe('the tpx binary', () => {
     expect(result.stdout + result.stderr).not.toContain(token);
   });
 
+  it('doctor uses the --token flag over an ANTHROPIC_API_KEY left in the environment', async () => {
+    const result = await tpx(['doctor', '--token', token, '--base-url', mock.url], {
+      ANTHROPIC_API_KEY: 'sk-ant-left-in-the-shell',
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('provider: tpx');
+    expect(result.stdout + result.stderr).not.toContain('sk-ant-left-in-the-shell');
+  });
+
   it('doctor sends one tiny request and reports the answer', async () => {
     const before = mock.requests.length;
     const result = await tpx(['doctor', '--probe'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url });

@@ -387,6 +387,42 @@ describe('the connect deadline', () => {
     }
   });
 
+  leakFreeIt(
+    'names the connect deadline, not the first-byte one, when connecting outlasts the first-byte deadline',
+    async () => {
+      const listener = await startUnacceptingListener();
+      try {
+        // The first-byte deadline is the shorter: counted from the start, it would fire first.
+        useTransport({ connectTimeoutMs: 600, firstByteTimeoutMs: 100 }, listener.url);
+        const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
+        expect(error.code).toBe('MODEL_ETIMEOUT');
+        expect(error.deadline).toBe('connect');
+        expect(error.message).toMatch(/could not connect .* within 600 ms \(connect deadline\)/);
+        expect(elapsedMs).toBeGreaterThanOrEqual(550);
+        const { events, error: streamError } = await drain(helloRequest({ stream: true }));
+        expect(events).toEqual([]);
+        expect(streamError?.deadline).toBe('connect');
+      } finally {
+        await active().close();
+        await listener.close();
+      }
+    },
+  );
+
+  leakFreeIt(
+    'counts the first-byte deadline from the request being written, once the connection is made',
+    async () => {
+      // A connect deadline far longer than the first-byte one changes nothing for a server that accepts
+      // at once and then never answers: the first-byte deadline fires, and says so.
+      useTransport({ connectTimeoutMs: 5_000, firstByteTimeoutMs: 150 });
+      server.push(step.noHeaders());
+      const { value: error, elapsedMs } = await timed(() => sendError(helloRequest()));
+      expectOwnTimer(error, 'first-byte');
+      expect(error.message).toMatch(/sent no response headers within 150 ms \(first-byte deadline\)/);
+      expect(elapsedMs).toBeLessThan(2_000);
+    },
+  );
+
   leakFreeIt('fails quickly with MODEL_ETRANSPORT when the connection is refused', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -67,41 +67,52 @@ describe('errors that point at the fix, through tpx serve', () => {
     await vllm.close();
   });
 
-  it('answers a base URL without /v1 with a 404 naming the URL called and the /v1 fix', async () => {
-    const serve = await startTpxServe(['--base-url', vllm.url, '--token', 'local', '--max-retries', '0'], {});
-    try {
-      const { status, body } = await ask(serve.url);
-      expect(status).toBe(404);
-      expect(body.error.type).toBe('not_found_error');
-      expect(body.error.message).toContain(
-        `the upstream has no endpoint at POST ${vllm.url}/chat/completions`,
+  it(
+    'answers a base URL without /v1 with a 404 naming the URL called and the /v1 fix',
+    { timeout: 60_000 },
+    async () => {
+      const serve = await startTpxServe(
+        ['--base-url', vllm.url, '--token', 'local', '--max-retries', '0'],
+        {},
       );
-      expect(body.error.message).toContain(
-        `TPX_BASE_URL is usually the API root ending in /v1: try ${vllm.url}/v1`,
+      try {
+        const { status, body } = await ask(serve.url);
+        expect(status).toBe(404);
+        expect(body.error.type).toBe('not_found_error');
+        expect(body.error.message).toContain(
+          `the upstream has no endpoint at POST ${vllm.url}/chat/completions`,
+        );
+        expect(body.error.message).toContain(
+          `TPX_BASE_URL is usually the API root ending in /v1: try ${vllm.url}/v1`,
+        );
+      } finally {
+        await serve.stop();
+      }
+    },
+  );
+
+  it(
+    'answers a model the server does not serve with a 404 naming the model sent and TPX_MODEL_MAP',
+    { timeout: 60_000 },
+    async () => {
+      const serve = await startTpxServe(
+        ['--base-url', `${vllm.url}/v1`, '--token', 'local', '--max-retries', '0'],
+        { TPX_MODEL: 'qwen3-70b' },
       );
-    } finally {
-      await serve.stop();
-    }
-  });
+      try {
+        const { status, body } = await ask(serve.url);
+        expect(status).toBe(404);
+        expect(body.error.type).toBe('not_found_error');
+        expect(body.error.message).toContain('the upstream does not serve the model "qwen3-70b"');
+        expect(body.error.message).toContain('TPX_MODEL_MAP');
+        expect(body.error.message).not.toContain('/v1:');
+      } finally {
+        await serve.stop();
+      }
+    },
+  );
 
-  it('answers a model the server does not serve with a 404 naming the model sent and TPX_MODEL_MAP', async () => {
-    const serve = await startTpxServe(
-      ['--base-url', `${vllm.url}/v1`, '--token', 'local', '--max-retries', '0'],
-      { TPX_MODEL: 'qwen3-70b' },
-    );
-    try {
-      const { status, body } = await ask(serve.url);
-      expect(status).toBe(404);
-      expect(body.error.type).toBe('not_found_error');
-      expect(body.error.message).toContain('the upstream does not serve the model "qwen3-70b"');
-      expect(body.error.message).toContain('TPX_MODEL_MAP');
-      expect(body.error.message).not.toContain('/v1:');
-    } finally {
-      await serve.stop();
-    }
-  });
-
-  it('answers a port nothing listens on with the host and port', async () => {
+  it('answers a port nothing listens on with the host and port', { timeout: 60_000 }, async () => {
     const port = await closedPort();
     const serve = await startTpxServe(
       ['--base-url', `http://127.0.0.1:${port}/v1`, '--token', 'local', '--max-retries', '0'],
@@ -116,52 +127,58 @@ describe('errors that point at the fix, through tpx serve', () => {
     }
   });
 
-  it('answers a request loop with 508 in one hop that neither the proxy nor the official SDK retries', async () => {
-    // Another name for the proxy: every request that reaches it goes back to the proxy.
-    let proxyPort = 0;
-    const forwarded: string[] = [];
-    const forwarder = createHttpServer((inbound, outbound) => {
-      forwarded.push(`${inbound.method ?? ''} ${inbound.url ?? ''}`);
-      const onward = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: proxyPort,
-          method: inbound.method,
-          path: inbound.url,
-          headers: inbound.headers,
-        },
-        (answer) => {
-          outbound.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(outbound);
-        },
-      );
-      onward.on('error', () => outbound.destroy());
-      inbound.pipe(onward);
-    });
-    await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
-    const forwarderUrl = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
-    // The proxy's port must be known before it starts: take a free one.
-    proxyPort = await closedPort();
-    const serve = await startTpxServe(['--port', String(proxyPort)], {
-      ANTHROPIC_API_KEY: 'sk-ant-loop-example',
-      ANTHROPIC_BASE_URL: forwarderUrl,
-    });
-    try {
-      // The official SDK retries 5xx by default (twice) unless the answer says not to.
-      const client = new Anthropic({ baseURL: serve.url, apiKey: 'unused' });
-      const failure = await client.messages
-        .create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
-        .catch((error: unknown) => error);
-      expect(failure).toBeInstanceOf(Anthropic.APIError);
-      const apiError = failure as InstanceType<typeof Anthropic.APIError>;
-      expect(apiError.status).toBe(508);
-      expect(apiError.message).toContain(`request loop: this request already passed through this proxy`);
-      expect(apiError.headers?.get('x-should-retry')).toBe('false');
-      // One trip around the loop for the one request: no retry by the proxy, none by the SDK.
-      expect(forwarded.filter((line) => line.startsWith('POST /v1/messages'))).toEqual(['POST /v1/messages']);
-    } finally {
-      await serve.stop();
-      await new Promise<void>((resolve) => forwarder.close(() => resolve()));
-    }
-  });
+  it(
+    'answers a request loop with 508 in one hop that neither the proxy nor the official SDK retries',
+    { timeout: 60_000 },
+    async () => {
+      // Another name for the proxy: every request that reaches it goes back to the proxy.
+      let proxyPort = 0;
+      const forwarded: string[] = [];
+      const forwarder = createHttpServer((inbound, outbound) => {
+        forwarded.push(`${inbound.method ?? ''} ${inbound.url ?? ''}`);
+        const onward = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: proxyPort,
+            method: inbound.method,
+            path: inbound.url,
+            headers: inbound.headers,
+          },
+          (answer) => {
+            outbound.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(outbound);
+          },
+        );
+        onward.on('error', () => outbound.destroy());
+        inbound.pipe(onward);
+      });
+      await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
+      const forwarderUrl = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
+      // The proxy's port must be known before it starts: take a free one.
+      proxyPort = await closedPort();
+      const serve = await startTpxServe(['--port', String(proxyPort)], {
+        ANTHROPIC_API_KEY: 'sk-ant-loop-example',
+        ANTHROPIC_BASE_URL: forwarderUrl,
+      });
+      try {
+        // The official SDK retries 5xx by default (twice) unless the answer says not to.
+        const client = new Anthropic({ baseURL: serve.url, apiKey: 'unused' });
+        const failure = await client.messages
+          .create({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] })
+          .catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(Anthropic.APIError);
+        const apiError = failure as InstanceType<typeof Anthropic.APIError>;
+        expect(apiError.status).toBe(508);
+        expect(apiError.message).toContain(`request loop: this request already passed through this proxy`);
+        expect(apiError.headers?.get('x-should-retry')).toBe('false');
+        // One trip around the loop for the one request: no retry by the proxy, none by the SDK.
+        expect(forwarded.filter((line) => line.startsWith('POST /v1/messages'))).toEqual([
+          'POST /v1/messages',
+        ]);
+      } finally {
+        await serve.stop();
+        await new Promise<void>((resolve) => forwarder.close(() => resolve()));
+      }
+    },
+  );
 });

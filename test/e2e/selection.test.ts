@@ -150,6 +150,68 @@ describe('explicit options', () => {
     expect(transport.selection.reason).toContain('tpxToken');
   });
 
+  it.each([
+    ['tpxToken', { tpxToken: TOKEN }],
+    ['tpxTokenCommand', { tpxTokenCommand: 'printf token' }],
+  ] as const)(
+    'selects tpx from the %s option even when ANTHROPIC_API_KEY is in the environment',
+    (option, credentials) => {
+      const transport = track(
+        createTransport({
+          ...credentials,
+          tpxBaseUrl: TPX_BASE_URL,
+          env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+        }),
+      );
+      expect(transport.provider).toBe('tpx');
+      expect(transport.selection.reason).toContain(`the ${option} option is set`);
+      expect(transport.selection.reason).not.toContain(KEY);
+    },
+  );
+
+  it('selects tpx from the tpxTokenFile option even when ANTHROPIC_API_KEY is in the environment', () => {
+    const file = join(tempDir, 'explicit-token');
+    writeFileSync(file, `${TOKEN}\n`);
+    const transport = track(
+      createTransport({ tpxTokenFile: file, tpxBaseUrl: TPX_BASE_URL, env: { ANTHROPIC_API_KEY: KEY } }),
+    );
+    expect(transport.provider).toBe('tpx');
+    expect(transport.selection.tokenSource?.origin).toBe('the tpxTokenFile option');
+  });
+
+  it('sends the explicit tpx token to the tpx endpoint, and nothing to the anthropic one of the environment', async () => {
+    server.push(step.json(chatCompletion()));
+    const transport = track(
+      createTransport({
+        tpxToken: 'tpx-option-token',
+        tpxBaseUrl: `${server.url}/v1`,
+        env: { ANTHROPIC_API_KEY: 'sk-env-key', ANTHROPIC_BASE_URL: decoy.url },
+        maxRetries: 0,
+      }),
+    );
+    const before = server.requests.length;
+    await transport.send(helloRequest());
+    expect(server.requests).toHaveLength(before + 1);
+    expect(server.requests.at(-1)!.headers['authorization']).toBe('Bearer tpx-option-token');
+    expect(server.requests.at(-1)!.headers['x-api-key']).toBeUndefined();
+    expect(decoy.requests).toHaveLength(0);
+  });
+
+  it('takes the key over the token when both are passed as options, as the selection table says', () => {
+    const transport = track(
+      createTransport({ anthropicApiKey: KEY, tpxToken: TOKEN, tpxBaseUrl: TPX_BASE_URL, env: {} }),
+    );
+    expect(transport.provider).toBe('anthropic');
+  });
+
+  it('reads the credentials of the environment when no credential option is passed', () => {
+    const transport = track(
+      createTransport({ tpxBaseUrl: TPX_BASE_URL, env: { ANTHROPIC_API_KEY: KEY, TPX_OAUTH_TOKEN: TOKEN } }),
+    );
+    expect(transport.provider).toBe('anthropic');
+    expect(transport.selection.reason).toBe('ANTHROPIC_API_KEY is set');
+  });
+
   it('sends the option key to the option base URL rather than the ones in the environment', async () => {
     server.push(step.json(textMessage()));
     const transport = track(

@@ -70,50 +70,62 @@ describe('tpx serve knobs', () => {
     await upstream?.close();
   });
 
-  it('--first-byte-timeout bounds the wait for response headers, naming the deadline in words', async () => {
-    mode = 'hang';
-    const before = chatRequests();
-    const { status, body } = await ask(strict.url);
-    expect(status).toBe(504);
-    expect(body.error!.message).toContain('no response headers within 300 ms (first-byte deadline)');
-    expect(body.error!.message).not.toContain('TimeoutMs');
-    expect(chatRequests() - before).toBe(1);
-  });
+  it(
+    '--first-byte-timeout bounds the wait for response headers, naming the deadline in words',
+    { timeout: 60_000 },
+    async () => {
+      mode = 'hang';
+      const before = chatRequests();
+      const { status, body } = await ask(strict.url);
+      expect(status).toBe(504);
+      expect(body.error!.message).toContain('no response headers within 300 ms (first-byte deadline)');
+      expect(body.error!.message).not.toContain('TimeoutMs');
+      expect(chatRequests() - before).toBe(1);
+    },
+  );
 
-  it('--max-retries sets how often a failed exchange is retried, and wins over TPX_MAX_RETRIES', async () => {
-    mode = 'failing';
-    let before = chatRequests();
-    expect((await ask(strict.url)).status).toBe(500);
-    expect(chatRequests() - before).toBe(1);
-    const retrying = await startTpxServe([...upstreamFlags(), '--max-retries', '2'], {});
-    try {
-      before = chatRequests();
-      expect((await ask(retrying.url)).status).toBe(500);
-      expect(chatRequests() - before).toBe(3);
-    } finally {
-      await retrying.stop();
-    }
-  });
+  it(
+    '--max-retries sets how often a failed exchange is retried, and wins over TPX_MAX_RETRIES',
+    { timeout: 60_000 },
+    async () => {
+      mode = 'failing';
+      let before = chatRequests();
+      expect((await ask(strict.url)).status).toBe(500);
+      expect(chatRequests() - before).toBe(1);
+      const retrying = await startTpxServe([...upstreamFlags(), '--max-retries', '2'], {});
+      try {
+        before = chatRequests();
+        expect((await ask(retrying.url)).status).toBe(500);
+        expect(chatRequests() - before).toBe(3);
+      } finally {
+        await retrying.stop();
+      }
+    },
+  );
 
-  it('--log-level warn keeps failed exchanges in the JSON log and leaves successful ones out', async () => {
-    mode = 'ok';
-    expect((await ask(strict.url)).status).toBe(200);
-    // The log is written in batches: the exchanges of the earlier tests are there once a later line is.
-    mode = 'failing';
-    expect((await ask(strict.url)).status).toBe(500);
-    let exchanges: Record<string, unknown>[] = [];
-    for (let waited = 0; waited < 5_000 && exchanges.length < 3; waited += 50) {
-      exchanges = logLines(strict).filter((line) => line['msg'] === 'exchange');
-      await new Promise((wake) => setTimeout(wake, 50));
-    }
-    expect(exchanges.map((line) => [line['level'], line['status']])).toEqual([
-      [40, 504],
-      [40, 500],
-      [40, 500],
-    ]);
-  });
+  it(
+    '--log-level warn keeps failed exchanges in the JSON log and leaves successful ones out',
+    { timeout: 60_000 },
+    async () => {
+      mode = 'ok';
+      expect((await ask(strict.url)).status).toBe(200);
+      // The log is written in batches: the exchanges of the earlier tests are there once a later line is.
+      mode = 'failing';
+      expect((await ask(strict.url)).status).toBe(500);
+      let exchanges: Record<string, unknown>[] = [];
+      for (let waited = 0; waited < 5_000 && exchanges.length < 3; waited += 50) {
+        exchanges = logLines(strict).filter((line) => line['msg'] === 'exchange');
+        await new Promise((wake) => setTimeout(wake, 50));
+      }
+      expect(exchanges.map((line) => [line['level'], line['status']])).toEqual([
+        [40, 504],
+        [40, 500],
+        [40, 500],
+      ]);
+    },
+  );
 
-  it('writes one human-readable line per exchange on a terminal', async () => {
+  it('writes one human-readable line per exchange on a terminal', { timeout: 60_000 }, async () => {
     mode = 'ok';
     const command = [process.execPath, CLI, 'serve', '--port', '0', ...upstreamFlags()]
       .map((part) => `'${part.replace(/'/g, `'\\''`)}'`)

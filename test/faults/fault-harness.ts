@@ -50,6 +50,7 @@ import {
   type FaultMode,
   type Outcome,
 } from './fault-modes.js';
+import { HOSTILE_CASES, type HostileCase } from './hostile-cases.js';
 
 /** Start-up credentials of the transports under test; they must never reach a caller. */
 export const UPSTREAM_KEY = 'sk-ant-fault-suite-upstream-key-7f3a';
@@ -812,6 +813,30 @@ function renderReport(observations: readonly Observation[]): string {
       lines.push(`| \`${mode.name}\` | ${provider} | ${cells.join(' | ')} |`);
     }
   }
-  lines.push('');
+  lines.push('', ...renderHostileCases());
   return lines.join('\n');
+}
+
+/** One row of the hostile cases' table, as the report writes it and its test reads it. */
+export function hostileCaseCells(hostileCase: HostileCase): string[] {
+  return [
+    hostileCase.group,
+    hostileCase.input,
+    hostileCase.outcome,
+    `\`${hostileCase.test.file}\`: ${hostileCase.test.title}`,
+  ].map(cell);
+}
+
+function renderHostileCases(): string[] {
+  return [
+    "## Hostile input and the network's odd corners",
+    '',
+    'What a caller, a web page or an upstream can try beyond the fault modes above, what it gets, and the test',
+    'that pins it (`test/faults/hostile-cases.ts`; the report test checks each named test exists).',
+    '',
+    '| class | what is tried | outcome | pinned by |',
+    '|---|---|---|---|',
+    ...HOSTILE_CASES.map((hostileCase) => `| ${hostileCaseCells(hostileCase).join(' | ')} |`),
+    '',
+  ];
 }

@@ -56,6 +56,8 @@ export const DEADLINE_PROFILES = {
   shortTotal: { connectTimeoutMs: 2_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, timeoutMs: 300 },
   /** Retry hints of a second or two (the sleep itself is instant). */
   patient: { connectTimeoutMs: 2_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, timeoutMs: 5_000 },
+  /** Retry hints of more than a minute that still fit in the total deadline (the sleep is instant). */
+  long: { connectTimeoutMs: 2_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, timeoutMs: 120_000 },
 } as const;
 
 export type DeadlineProfile = keyof typeof DEADLINE_PROFILES;
@@ -159,7 +161,8 @@ const timeout = (deadline: DeadlineName, afterEvents = false) =>
   });
 const protocol = (afterEvents = false, attempts = 1) =>
   failure('MODEL_EPROTO', 502, 'api_error', { afterEvents, attempts });
-const tooBig = (afterEvents = false) => failure('MODEL_ETOOBIG', 413, 'request_too_large', { afterEvents });
+// The upstream's answer is at fault, not the caller's request: a 502, never a 413 that blames the caller.
+const tooBig = (afterEvents = false) => failure('MODEL_ETOOBIG', 502, 'api_error', { afterEvents });
 const http = (status: number, type: MessagesErrorType, attempts = 1, afterEvents = false) =>
   failure('MODEL_EHTTP', status, type, { attempts, afterEvents });
 
@@ -989,7 +992,57 @@ export const FAULT_MODES: readonly FaultMode[] = [
     // No retry can finish in time, so none is made: the caller sees the 429 and its hint at once.
     expected: { send: http(429, 'rate_limit_error'), stream: http(429, 'rate_limit_error') },
     checkSleeps: (sleeps) => expect(sleeps).toEqual([]),
-    passedBack: { 'retry-after': '30' },
+    // Nor should the client retry it at once: the proxy says so.
+    passedBack: { 'retry-after': '30', 'x-should-retry': 'false' },
+  },
+  {
+    name: 'status-429-retry-after-long',
+    upstream: 'answers 429 with retry-after: 90, more than a minute but within the total deadline',
+    script: errorAnswer(
+      429,
+      'rate_limit_error',
+      openAiError('rate_limit_error', 'wait', 'rate_limit_exceeded'),
+      {
+        'retry-after': '90',
+      },
+    ),
+    profile: 'long',
+    expected: { send: http(429, 'rate_limit_error', 2), stream: http(429, 'rate_limit_error', 2) },
+    // Waited for as asked, not replaced by a short backoff: the deadline leaves room for it.
+    checkSleeps: (sleeps) => expect(sleeps).toEqual([90_000]),
+    passedBack: { 'retry-after': '90', 'x-should-retry': 'false' },
+  },
+  {
+    name: 'status-429-retry-after-zero',
+    upstream: 'answers 429 with retry-after: 0',
+    script: errorAnswer(
+      429,
+      'rate_limit_error',
+      openAiError('rate_limit_error', 'wait', 'rate_limit_exceeded'),
+      {
+        'retry-after': '0',
+      },
+    ),
+    profile: 'patient',
+    expected: { send: http(429, 'rate_limit_error', 2), stream: http(429, 'rate_limit_error', 2) },
+    // "Now" after a failure is not taken literally: the usual backoff.
+    checkSleeps: (sleeps) => expect(sleeps).toEqual([500]),
+  },
+  {
+    name: 'status-429-says-overloaded',
+    upstream:
+      'answers 429 naming a rate limit (Anthropic `rate_limit_error`; OpenAI type `requests`, code `rate_limit_exceeded`) in a message saying overloaded, slow down',
+    script: (context) =>
+      step.json(
+        context.provider === 'anthropic'
+          ? anthropicError('rate_limit_error', 'Overloaded: please slow down')
+          : openAiError('requests', 'The server is overloaded, please slow down', 'rate_limit_exceeded'),
+        { status: 429, headers: CLOSE },
+      ),
+    profile: 'patient',
+    // The status and the type say rate limit; the wording of the message does not change that.
+    expected: { send: http(429, 'rate_limit_error', 2), stream: http(429, 'rate_limit_error', 2) },
+    passedBack: { 'x-should-retry': 'false' },
   },
   {
     name: 'status-500',
@@ -1031,6 +1084,8 @@ export const FAULT_MODES: readonly FaultMode[] = [
       openAiError('server_error', 'overloaded', 'server_is_overloaded'),
     ),
     expected: { send: http(529, 'overloaded_error', 2), stream: http(529, 'overloaded_error', 2) },
+    // The proxy spent its retries: its client is told not to multiply them with its own.
+    passedBack: { 'x-should-retry': 'false' },
   },
   {
     name: 'status-503-should-not-retry',

@@ -7,8 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatExpected } from './fault-harness.js';
+import { formatExpected, hostileCaseCells } from './fault-harness.js';
 import { FAULT_MODES, appliesTo } from './fault-modes.js';
+import { HOSTILE_CASES } from './hostile-cases.js';
 
 const report = readFileSync(new URL('../../docs/reliability.md', import.meta.url), 'utf8');
 /** The cells of every table row, trimmed. */
@@ -60,5 +61,17 @@ describe('docs/reliability.md', () => {
       }
     }
     expect(compared).toBeGreaterThanOrEqual(FAULT_MODES.length * columns.length);
+  });
+
+  it('lists every hostile case with its outcome and a test that exists in the file it names', () => {
+    for (const hostileCase of HOSTILE_CASES) {
+      const expected = hostileCaseCells(hostileCase);
+      const row = rows.find((cells) => cells[1] === expected[1]);
+      expect(row, `${hostileCase.input}: regenerate with TPX_WRITE_RELIABILITY=1`).toEqual(expected);
+      const source = readFileSync(new URL(`../../${hostileCase.test.file}`, import.meta.url), 'utf8');
+      expect(source, `${hostileCase.test.file} has no test titled …${hostileCase.test.title}…`).toContain(
+        hostileCase.test.title,
+      );
+    }
   });
 });

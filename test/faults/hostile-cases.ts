@@ -1,0 +1,229 @@
+/**
+ * Hostile input and the network's odd corners: what a caller, a web page or an upstream can try that is
+ * not a fault of the upstream's answer alone, each with the outcome tpx-transport gives and the test
+ * that pins it. `docs/reliability.md` lists them (written with the fault suite's report), and its test
+ * checks that every case is there and that each named test exists in its file.
+ *
+ * @module
+ */
+
+export interface HostileCase {
+  /** The class of hostile input or odd corner. */
+  group: string;
+  /** What is tried. */
+  input: string;
+  /** What the caller (or the page, or the client) gets. */
+  outcome: string;
+  /** The test that pins it: its file, and text of its title as written there. */
+  test: { file: string; title: string };
+}
+
+const BROWSER = 'a web page driving the proxy';
+const LOOP = 'one request freezing every other';
+const JSON_EDGES = 'JSON at the edges';
+const RETRIES = 'retries and deadlines';
+
+export const HOSTILE_CASES: readonly HostileCase[] = [
+  {
+    group: BROWSER,
+    input: 'cross-site `POST` with `Content-Type: text/plain` (no CORS preflight), no proxy token',
+    outcome: '415, nothing sent upstream',
+    test: {
+      file: 'test/security/browser-requests.test.ts',
+      title: 'refuses a text/plain POST (a form or fetch from another site) with 415 and sends nothing',
+    },
+  },
+  {
+    group: BROWSER,
+    input: 'a request with an `Origin` that is not allowed (`null` included)',
+    outcome: '403 `permission_error`',
+    test: {
+      file: 'test/security/browser-requests.test.ts',
+      title: 'answers 403 to a request carrying an Origin that is not allowed, null included',
+    },
+  },
+  {
+    group: BROWSER,
+    input: '`Host` naming a foreign name (DNS rebinding), on every route',
+    outcome: '400, `/healthz` included; loopback names served',
+    test: {
+      file: 'test/security/browser-requests.test.ts',
+      title: 'refuses a foreign name with 400 on every route, /healthz included, and serves loopback names',
+    },
+  },
+  {
+    group: BROWSER,
+    input: 'a missing, repeated or malformed `Host`',
+    outcome: '400 in the Messages error shape',
+    test: {
+      file: 'test/security/browser-requests.test.ts',
+      title: 'answers 400 in the Messages shape to a missing, repeated or malformed Host',
+    },
+  },
+  {
+    group: LOOP,
+    input: '`count_tokens` with a 25 KB run of characters and no space',
+    outcome: '`/healthz` keeps answering while it is counted',
+    test: {
+      file: 'test/e2e/count-tokens-loop.test.ts',
+      title: 'leaves /healthz answering while count_tokens counts a 25 KB run with no space',
+    },
+  },
+  {
+    group: LOOP,
+    input: '`count_tokens` with 150 KB runs of letters, of mixed symbols, of random printable characters',
+    outcome: 'the event loop is never held long; the count is an estimate past a size',
+    test: {
+      file: 'test/e2e/count-tokens-loop.test.ts',
+      title: 'stays bounded for 150 KB runs of letters, of mixed symbols and of random printable characters',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: 'a request body nested 100,000 levels deep',
+    outcome: '400 `invalid_request_error`, never a 5xx',
+    test: {
+      file: 'test/security/json-edges.test.ts',
+      title: 'answers 400 invalid_request_error to 100,000 levels of nesting, wherever they are',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: 'a request body with bytes that are not UTF-8',
+    outcome: '400, never sent on with U+FFFD in their place',
+    test: {
+      file: 'test/security/json-edges.test.ts',
+      title: 'answers 400 to bytes that are not UTF-8, never sending U+FFFD on',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: 'an upstream answer nested 100,000 levels deep',
+    outcome: '502 `api_error`, and the proxy serves on',
+    test: {
+      file: 'test/security/json-edges.test.ts',
+      title: 'answers 502 api_error to an upstream answer nesting 100,000 levels deep, then serves on',
+    },
+  },
+  {
+    group: RETRIES,
+    input:
+      'official SDK (default 2 retries) → `tpx serve` → upstream answering 529 / 503 / 429 to everything',
+    outcome: '3 upstream requests (the proxy attempts only, not 3 × 3), answer says `x-should-retry: false`',
+    test: {
+      file: 'test/e2e/serve-retry-layering.test.ts',
+      title: 'upstream answering %i to everything sees only the proxy attempts of one SDK call',
+    },
+  },
+  {
+    group: RETRIES,
+    input: 'the same, with the proxy retries turned off (`--max-retries 0`)',
+    outcome: "one proxy attempt per SDK attempt; the upstream's `x-should-retry` goes back as it was",
+    test: {
+      file: 'test/e2e/serve-retry-layering.test.ts',
+      title: 'counts one proxy attempt per SDK attempt when the proxy retries are turned off',
+    },
+  },
+  {
+    group: RETRIES,
+    input: '429 with `retry-after: 90` (more than a minute, within the total deadline)',
+    outcome: 'waits 90 s, then retries',
+    test: {
+      file: 'test/e2e/anthropic-provider.test.ts',
+      title: 'honours a retry-after longer than a minute when the wait fits in the total deadline',
+    },
+  },
+  {
+    group: RETRIES,
+    input: '429 with `retry-after: 3600`, past the total deadline',
+    outcome: 'the 429 at once, with its `retry-after` and `x-should-retry: false`; no sleep',
+    test: {
+      file: 'test/e2e/serve-retry-layering.test.ts',
+      title: 'says x-should-retry: false when the retry-after asked for runs past the total deadline',
+    },
+  },
+  {
+    group: RETRIES,
+    input: '`retry-after: 0`, `retry-after-ms: 0`',
+    outcome: 'the usual backoff (500 ms first), not an immediate retry',
+    test: {
+      file: 'test/e2e/anthropic-provider.test.ts',
+      title: 'backs off instead of retrying at once on %s: %s',
+    },
+  },
+  {
+    group: RETRIES,
+    input: '`retry-after` as seconds, an HTTP-date (three forms), 0, negative, garbage',
+    outcome: 'one parser: a delay, a point in time, or no hint',
+    test: {
+      file: 'src/translate/parse-retry-after.test.ts',
+      title: 'ignores the malformed retry-after value',
+    },
+  },
+  {
+    group: RETRIES,
+    input: 'a connect slower than the first-byte deadline (a listener that never accepts)',
+    outcome: '`MODEL_ETIMEOUT` naming the connect deadline',
+    test: {
+      file: 'test/e2e/deadlines.test.ts',
+      title:
+        'names the connect deadline, not the first-byte one, when connecting outlasts the first-byte deadline',
+    },
+  },
+  {
+    group: RETRIES,
+    input: 'a fast connect and a first byte that never comes',
+    outcome: '`MODEL_ETIMEOUT` naming the first-byte deadline, counted from the request being written',
+    test: {
+      file: 'test/e2e/deadlines.test.ts',
+      title: 'counts the first-byte deadline from the request being written, once the connection is made',
+    },
+  },
+  {
+    group: RETRIES,
+    input:
+      'explicit tpx options (`tpxToken`, `tpxTokenFile`, `tpxTokenCommand`) with `ANTHROPIC_API_KEY` in the environment',
+    outcome: 'provider `tpx`: explicit credentials are used before the environment',
+    test: {
+      file: 'test/e2e/selection.test.ts',
+      title: 'option even when ANTHROPIC_API_KEY is in the environment',
+    },
+  },
+  {
+    group: RETRIES,
+    input: '`tpx doctor --token …` with `ANTHROPIC_API_KEY` left in the shell',
+    outcome: 'provider `tpx`',
+    test: {
+      file: 'test/e2e/cli.test.ts',
+      title: 'doctor uses the --token flag over an ANTHROPIC_API_KEY left in the environment',
+    },
+  },
+  {
+    group: RETRIES,
+    input:
+      '429 with a rate-limit type (OpenAI `requests`/`tokens`/`rate_limit_exceeded`, Anthropic `rate_limit_error`) and a message saying overloaded, too long, context length',
+    outcome: '429 `rate_limit_error`: the wording never overrides a stated status or type',
+    test: {
+      file: 'src/translate/map-upstream-error.test.ts',
+      title: 'body as 429 rate_limit_error: %s',
+    },
+  },
+  {
+    group: RETRIES,
+    input: 'two caller tool ids that decode to one upstream id (`call_abc` and `tpx_d2eY2FsbF9hYmM`, …)',
+    outcome: '`MODEL_EINVAL`; through the proxy 400 `invalid_request_error`; nothing sent upstream',
+    test: {
+      file: 'test/e2e/serve-retry-layering.test.ts',
+      title: 'answers the proxy client 400 invalid_request_error, for a message and for a stream',
+    },
+  },
+  {
+    group: RETRIES,
+    input: 'an upstream answer over the response limit (streamed, in pieces, or declared by content-length)',
+    outcome: "502 `api_error` to the proxy's client (the upstream's fault), never a 413",
+    test: {
+      file: 'test/e2e/serve-retry-layering.test.ts',
+      title: 'proxy as a 502 api_error, not a 413 about its request',
+    },
+  },
+];
