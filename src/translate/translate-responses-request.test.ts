@@ -296,6 +296,62 @@ describe('translateResponsesRequest', () => {
     ]);
   });
 
+  it('applies the chat wire’s shared rules: client tools with their documented schema, search results as text', () => {
+    const { body } = translateResponsesRequest(
+      request({
+        tools: [{ type: 'bash_20250124', name: 'bash' }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'search_result',
+                source: 'https://example.com/a',
+                title: 'A',
+                content: [{ type: 'text', text: 'Alpha.' }],
+              },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'bash', input: {} }] },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'call_1',
+                content: [
+                  {
+                    type: 'search_result',
+                    source: 'https://example.com/b',
+                    title: 'B',
+                    content: [{ type: 'text', text: 'Beta.' }],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const bash = body.tools![0]!;
+    expect(bash).toMatchObject({ type: 'function', name: 'bash', strict: false });
+    expect(bash.description).toMatch(/shell/i);
+    expect(bash.parameters).toMatchObject({ type: 'object', properties: { command: { type: 'string' } } });
+    expect(body.input[0]).toEqual({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'Search result: A\nSource: https://example.com/a\n\nAlpha.' }],
+    });
+    expect(body.input[2]).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_1',
+      output: 'Search result: B\nSource: https://example.com/b\n\nBeta.',
+    });
+    expect(refusal({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] })).toMatch(
+      /web_search_20250305/,
+    );
+  });
+
   it('refuses what the Responses API cannot express, naming the field', () => {
     expect(refusal({ stop_sequences: ['END'] })).toMatch(/stop_sequences.*TPX_WIRE=chat/);
     expect(refusal({ max_tokens: 0 })).toMatch(/max_tokens: 0/);

@@ -39,7 +39,9 @@ import type {
   ResponsesRequest,
   ResponsesToolChoice,
 } from '../protocol/responses.js';
+import { anthropicClientTool } from './anthropic-client-tools.js';
 import { blockPath, mergeTurns, type PositionedBlock, type Turn } from './check-pairing.js';
+import { mapSearchResultBlock } from './map-document-block.js';
 import { decodeReasoningSignature } from './reasoning-signature-codec.js';
 import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
@@ -217,22 +219,39 @@ function translateOutputFormat(format: unknown): NonNullable<ResponsesRequest['t
 // ---------------------------------------------------------------------------------------------------
 // Tools
 
+/**
+ * Server tools run on Anthropic's side and are refused; Anthropic-defined client tools (`bash_*`,
+ * `text_editor_*`, …) are run by the caller and pass, with their documented schema
+ * (`anthropic-client-tools.ts`), as on the Chat Completions wire.
+ */
 function rejectServerTools(tools: readonly ToolParam[]): void {
   tools.forEach((tool, index) => {
-    if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') {
-      invalid(
-        `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: server tools and ` +
-          "Anthropic-defined tools run on Anthropic's side and have no Responses API equivalent here; remove it, " +
-          'or use the anthropic provider',
-      );
-    }
+    if (tool.type === undefined || tool.type === null || tool.type === 'custom') return;
+    if (anthropicClientTool(tool) !== undefined) return;
+    invalid(
+      `tools[${index}] (${JSON.stringify(tool.name)}) has type ${JSON.stringify(tool.type)}: server tools and ` +
+        "Anthropic-defined tools run on Anthropic's side and have no Responses API equivalent here; remove it, " +
+        'or use the anthropic provider',
+    );
   });
 }
 
 function translateTool(tool: ToolParam, toolNames: ToolNameMap): ResponsesFunctionTool {
+  const name = toolNames.toUpstream(tool.name);
+  const clientTool = anthropicClientTool(tool);
+  if (clientTool !== undefined) {
+    // The documented schema: the caller sent only the type, which a model other than Claude cannot know.
+    return {
+      type: 'function',
+      name,
+      description: clientTool.description,
+      parameters: { ...clientTool.input_schema },
+      strict: false,
+    };
+  }
   const translated: ResponsesFunctionTool = {
     type: 'function',
-    name: toolNames.toUpstream(tool.name),
+    name,
     parameters: isObject(tool.input_schema) ? tool.input_schema : { type: 'object', properties: {} },
     strict: tool['strict'] === true,
   };
@@ -453,6 +472,9 @@ function translateUserBlock(positioned: PositionedBlock): ResponsesInputContent 
       return translateImage(block['source'], blockPath(positioned));
     case 'document':
       return translateDocument(block as Record<string, unknown>, blockPath(positioned));
+    case 'search_result':
+      // The same text the Chat Completions wire sends (title, source, then the content).
+      return { type: 'input_text', text: mapSearchResultBlock(block, blockPath(positioned)).text };
     case 'tool_use':
     case 'thinking':
     case 'redacted_thinking':
@@ -556,6 +578,8 @@ function translateToolResult(positioned: PositionedBlock): ResponsesInputItem {
         return translateImage(inner['source'], innerPath);
       case 'document':
         return translateDocument(inner, innerPath);
+      case 'search_result':
+        return { type: 'input_text', text: mapSearchResultBlock(inner, innerPath).text };
       default:
         return invalid(
           `${innerPath}: a ${JSON.stringify(inner['type'])} block inside a tool_result cannot be translated to ` +
