@@ -8,6 +8,7 @@
 import { isObject } from './is-object.js';
 import { TransportError } from '../errors.js';
 import type { Message, MessageStreamEvent } from './messages.js';
+import { parseExactJson } from './exact-json.js';
 
 /**
  * The `message` a stream of events describes.
@@ -134,7 +135,8 @@ export function accumulateStream(events: Iterable<MessageStreamEvent>): Message 
 function parseInput(text: string, index: number): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // As a non-streamed answer reads it: numbers a double cannot hold stay exact.
+    value = parseExactJson(text);
   } catch (error) {
     throw incomplete(
       `the tool input of block ${index} is not valid JSON: ${JSON.stringify(text.slice(0, 100))}`,

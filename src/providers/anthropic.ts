@@ -21,6 +21,7 @@ import type { Provider, ReportResponse } from './provider.js';
 import { rememberRawJson } from './raw-json.js';
 import { readSse, type SseMessage } from './read-sse.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 
 const DEFAULT_VERSION = '2023-06-01';
 /** Error bodies are read up to this size; the rest is not needed to explain the error. */
@@ -76,8 +77,8 @@ function buildBody(
 ): string | Uint8Array {
   // The caller's bytes go out as written when they already say what we are about to do.
   if (options.rawBody !== undefined && (request.stream === true) === streaming) return options.rawBody;
-  if ((request.stream === true) === streaming) return JSON.stringify(request);
-  return JSON.stringify({ ...request, stream: streaming });
+  if ((request.stream === true) === streaming) return stringifyExactJson(request);
+  return stringifyExactJson({ ...request, stream: streaming });
 }
 
 async function failOnStatus(
@@ -386,7 +387,7 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
         {
           method: 'POST',
           headers: buildHeaders(config, options, false),
-          body: options.rawBody ?? JSON.stringify(request),
+          body: options.rawBody ?? stringifyExactJson(request),
         },
         context,
       );

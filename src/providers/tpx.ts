@@ -63,6 +63,7 @@ import { appendEvents, type Provider, type ReportResponse } from './provider.js'
 import { readSse } from './read-sse.js';
 import { sendOverResponses, streamOverResponses, type PostJson } from './tpx-responses-wire.js';
 import { ERROR_BODY_LIMIT, parseUpstreamJson, upstreamError } from './upstream-answer.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 
 export interface TpxConfig {
   /** Where the bearer token comes from; it may be refreshed from the same source after a 401. */
@@ -230,7 +231,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     const headers = { 'content-type': 'application/json', accept: 'application/json' };
     const response = await sendAuthorized(
       url,
-      { method: 'POST', headers, body: JSON.stringify(body) },
+      { method: 'POST', headers, body: stringifyExactJson(body) },
       context,
       report,
     );
@@ -295,7 +296,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       noteUpstreamModel(context.notes, body.model);
       const response = await sendAuthorized(
         url,
-        { method: 'POST', headers, body: JSON.stringify(body) },
+        { method: 'POST', headers, body: stringifyExactJson(body) },
         context,
         report,
       );
@@ -328,7 +329,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       noteUpstreamModel(context.notes, body.model);
       const sent = sendAuthorized(
         url,
-        { method: 'POST', headers, body: JSON.stringify(body) },
+        { method: 'POST', headers, body: stringifyExactJson(body) },
         context,
         report,
       );

@@ -9,6 +9,7 @@ import { TransportError } from '../errors.js';
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
 import { mapUpstreamError, type UpstreamProvider } from '../translate/map-upstream-error.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import { parseExactJson } from '../protocol/exact-json.js';
 
 /** Error bodies are read up to this size; the rest is not needed to explain the error. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
@@ -46,7 +47,7 @@ export function parseUpstreamJson(text: string, what: string, provider: Upstream
     );
   }
   try {
-    return JSON.parse(text) as unknown;
+    return parseExactJson(text);
   } catch {
     const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
     throw new TransportError(

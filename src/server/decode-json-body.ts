@@ -8,6 +8,7 @@
  */
 import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
 import { proxyError } from './error-response.js';
+import { parseExactJson } from '../protocol/exact-json.js';
 
 /** Refuses invalid UTF-8 instead of replacing it; a leading byte order mark is left to the parser. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -27,7 +28,7 @@ export function decodeJsonBody(raw: Uint8Array): { text: string; value: unknown 
     );
   }
   try {
-    return { text, value: JSON.parse(text) as unknown };
+    return { text, value: parseExactJson(text) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw proxyError(400, `the request body is not valid JSON: ${reason}`);

@@ -33,6 +33,7 @@ import type { UsageRecord } from './logger.js';
 import type { Telemetry } from './telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
 import { encodeSseEvent } from './write-sse.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 
 /** Options of {@link createMessagesHandler}. */
 export interface MessagesHandlerOptions {
@@ -128,7 +129,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       mergeUsage(exchange.usage, message.usage);
       if (message.stop_reason !== null) exchange.stopReason = message.stop_reason;
       // A native answer goes out as the upstream wrote it; a translated one is serialised here.
-      return exchange.json(200, rawJsonOf(message) ?? JSON.stringify(message));
+      return exchange.json(200, rawJsonOf(message) ?? stringifyExactJson(message));
     }
     const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
     const first = iterator.next();

@@ -52,6 +52,7 @@ import type { DialectProfile } from './dialects.js';
 import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 
 /** Options for `translateRequest`. */
 export interface TranslateRequestOptions {
@@ -491,7 +492,7 @@ function translateAssistantTurn(turn: Turn, toolNames: ToolNameMap): ChatAssista
           type: 'function',
           function: {
             name: toolNames.toUpstream(String(block['name'])),
-            arguments: JSON.stringify(block['input'] ?? {}),
+            arguments: stringifyExactJson(block['input'] ?? {}),
           },
         });
         break;

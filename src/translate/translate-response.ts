@@ -16,6 +16,7 @@ import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { encodeToolIds } from './tool-id-codec.js';
 import { isObject } from '../protocol/is-object.js';
+import { parseExactJson } from '../protocol/exact-json.js';
 
 /** The part of the tool-name map the response translators need (see `tool-name-codec.ts`). */
 export interface UpstreamToolNames {
@@ -281,7 +282,7 @@ export function parseToolArgumentsText(text: string, call: ToolCallDescription):
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseExactJson(text);
   } catch (error) {
     throw protocolError(
       `${describeToolCall(call)} has arguments that are not valid JSON: ${excerpt(text)}`,

@@ -48,6 +48,7 @@ import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 import { TOOL_ERROR_PREFIX } from './translate-request.js';
 import { isObject } from '../protocol/is-object.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 
 /** Options for `translateResponsesRequest`. */
 export interface TranslateResponsesRequestOptions {
@@ -441,7 +442,7 @@ function translateAssistantTurn(turn: Turn, toolNames: ToolNameMap): ResponsesIn
           type: 'function_call',
           call_id: decodeToolId(String(block['id'])),
           name: toolNames.toUpstream(String(block['name'])),
-          arguments: JSON.stringify(block['input'] ?? {}),
+          arguments: stringifyExactJson(block['input'] ?? {}),
         });
         break;
       case 'image':
