@@ -22,6 +22,8 @@ const BROWSER = 'a web page driving the proxy';
 const LOOP = 'one request freezing every other';
 const JSON_EDGES = 'JSON at the edges';
 const RETRIES = 'retries and deadlines';
+const CLIENT = 'HTTP client conformance';
+const SERVER = 'HTTP server conformance';
 
 export const HOSTILE_CASES: readonly HostileCase[] = [
   {
@@ -224,6 +226,90 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     test: {
       file: 'test/e2e/serve-retry-layering.test.ts',
       title: 'proxy as a 502 api_error, not a 413 about its request',
+    },
+  },
+  {
+    group: CLIENT,
+    input:
+      'an interim `100 Continue` from the upstream before its answer, on every exchange of a kept-alive connection',
+    outcome: 'skipped; the final answer is read, for both providers, JSON and streamed',
+    test: {
+      file: 'test/e2e/interim-responses.test.ts',
+      title: 'takes the answer after a 100 Continue, exchange after exchange on one kept-alive connection',
+    },
+  },
+  {
+    group: SERVER,
+    input: 'an upload over the size limit, written whole before the client reads (content-length or chunked)',
+    outcome: '413 `request_too_large` read by the client, the connection usable after',
+    test: {
+      file: 'test/e2e/serve-conformance.test.ts',
+      title: 'lets a client that writes its whole body before reading',
+    },
+  },
+  {
+    group: SERVER,
+    input: 'an upload over the size limit from the official SDK, five times',
+    outcome: '413 `request_too_large` every time, no re-upload',
+    test: {
+      file: 'test/e2e/serve-conformance.test.ts',
+      title: 'is answered 413 request_too_large that the official SDK reads every time, without re-uploading',
+    },
+  },
+  {
+    group: SERVER,
+    input: 'a request body that stops arriving',
+    outcome: '408 `timeout_error` once silent for the idle timeout, then closed',
+    test: {
+      file: 'test/e2e/serve-conformance.test.ts',
+      title: 'is answered 408 timeout_error and closed once its body is silent for the idle timeout',
+    },
+  },
+  {
+    group: SERVER,
+    input: 'request headers that stop arriving',
+    outcome: '408 in the Messages error shape',
+    test: {
+      file: 'test/e2e/serve-conformance.test.ts',
+      title: 'is answered 408 in the Messages shape when its headers stop arriving',
+    },
+  },
+  {
+    group: SERVER,
+    input:
+      'what the HTTP parser refuses: a malformed request line, an unknown method, a bad header name or value, conflicting lengths, a bad chunk size, headers over 16 KiB',
+    outcome: '400 (431 for the headers) in the Messages error shape, one answer, then closed',
+    test: {
+      file: 'test/e2e/serve-conformance.test.ts',
+      title: 'in the Messages error shape and closes',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: 'integers beyond 2^53 and `1e400` in a tool input',
+    outcome: 'sent upstream as written, in the function arguments',
+    test: {
+      file: 'test/security/json-numbers.test.ts',
+      title: 'sends the numbers of a tool input upstream as written',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: "integers beyond 2^53 and `1e400` in an upstream tool call's arguments",
+    outcome: "answered to the proxy's client as written, JSON and streamed",
+    test: {
+      file: 'test/security/json-numbers.test.ts',
+      title: 'answers with the numbers of a tool call as the upstream wrote them, JSON and streamed',
+    },
+  },
+  {
+    group: JSON_EDGES,
+    input: 'such a number in a field the protocol types as a number (`max_tokens`)',
+    outcome: '400 `invalid_request_error` naming the field, nothing sent',
+    test: {
+      file: 'test/security/json-numbers.test.ts',
+      title:
+        'refuses one a double cannot hold with 400 invalid_request_error naming the field, sending nothing',
     },
   },
 ];
