@@ -10,7 +10,12 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransport, isTransportError, type ModelTransport } from '../../src/index.js';
-import type { Message, MessagesRequest, MessageStreamEvent } from '../../src/protocol/messages.js';
+import type {
+  Message,
+  MessagesRequest,
+  MessageStreamEvent,
+  ToolUseBlock,
+} from '../../src/protocol/messages.js';
 import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { validateStreamEvent } from '../../src/protocol/validate-messages.js';
@@ -150,6 +155,13 @@ async function collect(events: AsyncIterable<MessageStreamEvent>): Promise<Messa
   return all;
 }
 
+/** The ids of a message's tool_use blocks, in order. */
+function toolUseIds(message: Message): string[] {
+  return message.content
+    .filter((block): block is ToolUseBlock => block.type === 'tool_use')
+    .map((block) => block.id);
+}
+
 /** A message with its tool ids masked: JSON and stream were two answers, each with fresh random ids. */
 function withoutToolIds(message: Message): unknown {
   return {
@@ -226,9 +238,7 @@ describe('tpx (dialect llamacpp) replaying llama.cpp b11669', () => {
     expect(sent.stream).toBe(true);
     expect(sent.stream_options).toEqual({ include_usage: true });
     const streamed = accumulateStream(events);
-    expect(streamed.content.filter((block) => block.type === 'tool_use').map((block) => block.id)).toEqual(
-      streamedToolIds('chat.tool-call.stream'),
-    );
+    expect(toolUseIds(streamed)).toEqual(streamedToolIds('chat.tool-call.stream'));
     await server!.close();
 
     const json = await serve({ '/v1/chat/completions': 'chat.tool-call.cached' });
@@ -241,7 +251,7 @@ describe('tpx (dialect llamacpp) replaying llama.cpp b11669', () => {
     const scripted = await serve({ '/v1/chat/completions': 'chat.tool-call.cached' });
     const transport = tpxTransport(scripted);
     const first = await transport.send(weatherRequest());
-    const ids = first.content.filter((block) => block.type === 'tool_use').map((block) => block.id);
+    const ids = toolUseIds(first);
     await transport.send({
       ...weatherRequest(),
       messages: [
@@ -419,9 +429,7 @@ describe('anthropic provider replaying llama.cpp b11669’s /v1/messages', () =>
     const scripted = await serve({ '/v1/messages': 'messages.tool-call.stream' });
     const events = await collect(anthropicTransport(scripted).stream({ ...weatherRequest(), stream: true }));
     const streamed = accumulateStream(events);
-    expect(streamed.content.filter((block) => block.type === 'tool_use').map((block) => block.id)).toEqual(
-      streamedToolIds('messages.tool-call.stream'),
-    );
+    expect(toolUseIds(streamed)).toEqual(streamedToolIds('messages.tool-call.stream'));
     const recorded = JSON.parse(recording('messages.tool-call').body) as Message;
     expect(withoutToolIds(streamed)).toEqual(withoutToolIds(recorded));
   });
