@@ -9,7 +9,8 @@ import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { encodeToolIds } from './tool-id-codec.js';
 import { translateResponse } from './translate-response.js';
-import { StreamTranslator, translateStream, type StreamContext } from './translate-stream.js';
+import { StreamTranslator, type StreamContext } from './stream-translator.js';
+import { translateStream } from './translate-stream.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
 
