@@ -962,21 +962,4 @@ describe('StreamTranslator: tool calls', () => {
     const { error } = run([chunk as ChatCompletionChunk]);
     expect(error?.code).toBe('MODEL_EPROTO');
   });
-
-  it('translates a stream of 100 000 argument fragments in linear time, without re-sending any', () => {
-    const fragments = ['{"data":"', ...Array.from({ length: 100_000 }, () => 'abcde'), '"}'];
-    const translator = new StreamTranslator(context());
-    const events = [...translator.start()];
-    events.push(...translator.push(toolCall({ index: 0, id: 'c', function: fn('f', '') })));
-    for (const fragment of fragments)
-      events.push(...translator.push(toolCall({ index: 0, function: fn(undefined, fragment) })));
-    events.push(...translator.finish(true));
-    const sent = events.flatMap((event) =>
-      event.type === 'content_block_delta' && event.delta.type === 'input_json_delta'
-        ? [event.delta.partial_json]
-        : [],
-    );
-    expect(sent).toHaveLength(fragments.length);
-    expect(sent.join('').length).toBe(fragments.join('').length);
-  });
 });
