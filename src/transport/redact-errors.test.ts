@@ -8,7 +8,9 @@ const redact = redactValues([SECRET, 'short']);
 
 describe('redactValues', () => {
   it('replaces every occurrence of each secret of six characters or more', () => {
-    expect(redact(`key ${SECRET} and ${SECRET}; short stays`)).toBe('key [redacted] and [redacted]; short stays');
+    expect(redact(`key ${SECRET} and ${SECRET}; short stays`)).toBe(
+      'key [redacted] and [redacted]; short stays',
+    );
     expect(redactValues(['abcdef'])('xabcdefx')).toBe('x[redacted]x');
     expect(redactValues(['abcde'])('xabcdex')).toBe('xabcdex');
     expect(redactValues([])('anything')).toBe('anything');
