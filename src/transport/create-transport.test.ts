@@ -101,18 +101,18 @@ describe('createTransport: what it shows of its configuration', () => {
     expect(Object.isFrozen(transport.selection.dialect)).toBe(true);
     expect(Object.isFrozen(transport.selection.tokenSource)).toBe(true);
     expect(Object.isFrozen(transport.selection.wire)).toBe(true);
-    expect(transport.upstreamPolicy.baseUrl).toBe('http://127.0.0.1:9/v1');
-    expect(Object.isFrozen(transport.upstreamPolicy)).toBe(true);
+    expect(transport.upstreamPolicy!.baseUrl).toBe('http://127.0.0.1:9/v1');
+    expect(Object.isFrozen(transport.upstreamPolicy!)).toBe(true);
     await transport.close();
   });
 
   it('shows the anthropic base URL, and none for the none provider', async () => {
     const anthropic = createTransport({ env: { ANTHROPIC_API_KEY: KEY } });
     expect(anthropic.selection).toStrictEqual({ provider: 'anthropic', reason: 'ANTHROPIC_API_KEY is set' });
-    expect(anthropic.upstreamPolicy.baseUrl).toBe('https://api.anthropic.com');
+    expect(anthropic.upstreamPolicy!.baseUrl).toBe('https://api.anthropic.com');
     const none = createTransport({ env: {} });
-    expect('baseUrl' in none.upstreamPolicy).toBe(false);
-    expect(none.upstreamPolicy).toMatchObject({
+    expect('baseUrl' in none.upstreamPolicy!).toBe(false);
+    expect(none.upstreamPolicy!).toMatchObject({
       modelRules: [],
       usesUpstreamModelList: false,
       capsToContextWindow: false,
@@ -128,14 +128,14 @@ describe('createTransport: what it shows of its configuration', () => {
       maxOutputTokens: 4096,
       inspectUpstream: true,
     });
-    expect(transport.upstreamPolicy).toMatchObject({
+    expect(transport.upstreamPolicy!).toMatchObject({
       modelRules: [{ pattern: '*haiku*', model: 'small' }],
       catchAllModel: 'fallback',
       usesUpstreamModelList: true,
       maxTokens: 4096,
       capsToContextWindow: true,
     });
-    expect(await transport.upstreamPolicy.resolveModel('claude-haiku-4-5')).toStrictEqual({
+    expect(await transport.upstreamPolicy!.resolveModel('claude-haiku-4-5')).toStrictEqual({
       model: 'small',
       reason: 'the modelMap option rule *haiku*',
     });
@@ -146,15 +146,15 @@ describe('createTransport: what it shows of its configuration', () => {
 describe('createTransport: the none provider', () => {
   it('cannot inspect an upstream, and refuses every exchange with 401', async () => {
     const transport = createTransport({ env: {} });
-    const inspect = await rejection(transport.inspectUpstream());
+    const inspect = await rejection(transport.inspectUpstream!());
     expect([inspect.code, inspect.status, inspect.body.error.type, inspect.message]).toStrictEqual([
       'MODEL_EAUTH',
       401,
       'authentication_error',
       'the none provider has no upstream to inspect',
     ]);
-    expect((await rejection(transport.countTokens({ model: 'm', messages: [] }))).code).toBe('MODEL_EAUTH');
-    expect((await rejection(transport.listModels())).code).toBe('MODEL_EAUTH');
+    expect((await rejection(transport.countTokens!({ model: 'm', messages: [] }))).code).toBe('MODEL_EAUTH');
+    expect((await rejection(transport.listModels!())).code).toBe('MODEL_EAUTH');
     await transport.close();
   });
 });
@@ -166,9 +166,9 @@ describe('createTransport: a closed transport', () => {
     const message = 'this transport was closed; create a new one';
     for (const attempt of [
       () => transport.send(helloRequest()),
-      () => transport.countTokens({ model: 'm', messages: [] }),
-      () => transport.listModels(),
-      () => transport.inspectUpstream(),
+      () => transport.countTokens!({ model: 'm', messages: [] }),
+      () => transport.listModels!(),
+      () => transport.inspectUpstream!(),
       async () => {
         for await (const _event of transport.stream(helloRequest({ stream: true })));
       },
@@ -332,12 +332,12 @@ describe('createTransport: the attempt loop', () => {
   it('retries a stream that failed before its first event, and never one that delivered events', async () => {
     const { transport, waits } = transportWith();
     server.push(overloaded(), step.sse(anthropicSse(textStreamEvents(['a']))));
-    const events = [];
+    const events: unknown[] = [];
     for await (const event of transport.stream(helloRequest({ stream: true }))) events.push(event);
     expect(events).toStrictEqual(textStreamEvents(['a']));
     expect(waits).toStrictEqual([500]);
     server.push(step.sse(anthropicSse([messageStartEvent()]), { then: 'reset' }));
-    const delivered = [];
+    const delivered: unknown[] = [];
     const error = await rejection(
       (async () => {
         for await (const event of transport.stream(helloRequest({ stream: true }))) delivered.push(event);
