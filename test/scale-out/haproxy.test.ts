@@ -15,12 +15,13 @@
  * seconds.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import { ChildProcesses, startReplica as startTracked, waitFor, type Replica } from './child-processes.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const HAPROXY_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/haproxy.cfg', import.meta.url));
@@ -40,15 +41,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const TURNS = 20;
 /** An upstream tool id a Messages client could not use as it is: the replicas must encode it. */
 const upstreamToolId = (index: number) => `call:${index}/weather ü`;
@@ -57,26 +49,19 @@ const KILLED_TEXT = 'a b c d e f g h i j k l m n o p q r s t';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Replica {
-  port: number;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
-
+/** Every process this file starts, stopped in `afterAll` whatever happened. */
+const children = new ChildProcesses();
 let mock: MockModelServer;
 let replicas: Replica[] = [];
 let haproxy: ChildProcess | undefined;
 let haproxyOutput = '';
 let lbUrl = '';
 
-async function startReplica(port: number): Promise<Replica> {
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'serve',
-      '--port',
-      String(port),
+function startReplica(port: number): Promise<Replica> {
+  return startTracked(children, {
+    cli: CLI,
+    port,
+    args: [
       '--ping-interval',
       String(PING_INTERVAL_MS),
       '--drain-delay',
@@ -84,21 +69,8 @@ async function startReplica(port: number): Promise<Replica> {
       '--shutdown-grace',
       '5000',
     ],
-    {
-      env: {
-        PATH: process.env['PATH'],
-        TPX_OAUTH_TOKEN: UPSTREAM_TOKEN,
-        TPX_BASE_URL: mock.url,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitFor(
-    async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
-    `replica on port ${port} ready`,
-  );
-  return { port, child, exited };
+    env: { PATH: process.env['PATH'], TPX_OAUTH_TOKEN: UPSTREAM_TOKEN, TPX_BASE_URL: mock.url },
+  });
 }
 
 /** Scrapes one replica directly (not through the balancer). */
@@ -144,7 +116,7 @@ beforeAll(async () => {
   replicas = await Promise.all(ports.map((port) => startReplica(port)));
   const lbPort = await freePort();
   lbUrl = `http://127.0.0.1:${lbPort}`;
-  haproxy = spawn('haproxy', ['-db', '-f', HAPROXY_CONFIG], {
+  haproxy = children.spawn('haproxy', ['-db', '-f', HAPROXY_CONFIG], {
     env: {
       PATH: process.env['PATH'],
       TPX_LB_BIND: `127.0.0.1:${lbPort}`,
@@ -155,16 +127,16 @@ beforeAll(async () => {
       TPX_SERVE_3: `127.0.0.1:${ports[2]}`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }).child;
   haproxy.stdout?.on('data', (chunk: Buffer) => (haproxyOutput += chunk.toString('utf8')));
   haproxy.stderr?.on('data', (chunk: Buffer) => (haproxyOutput += chunk.toString('utf8')));
   await waitFor(async () => (await fetch(`${lbUrl}/readyz`)).status === 200, 'haproxy listening');
 }, 40_000);
 
 afterAll(async () => {
-  haproxy?.kill('SIGKILL');
-  for (const replica of replicas) replica.child.kill('SIGKILL');
-  await Promise.all(replicas.map((replica) => replica.exited));
+  // Every replica ever started (also one whose start failed or timed out, and the ones replaced by a
+  // restart) and the balancer: not only those still in `replicas`.
+  await children.stopAll();
   await mock?.close();
 });
 
