@@ -343,5 +343,155 @@ describe('applyContextEdits: what it refuses', () => {
     expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_thinking_20251015' }]))).toBe(false);
     expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_tool_uses_20250919' }]))).toBe(true);
     expect(needsTokenCounter(request(toolRounds(1), undefined))).toBe(false);
+    expect(needsTokenCounter({ ...request(toolRounds(1), undefined), context_management: null })).toBe(false);
+    expect(needsTokenCounter({ ...request(toolRounds(1), undefined), context_management: {} })).toBe(false);
+  });
+});
+
+describe('applyContextEdits: context_management shapes', () => {
+  it('treats a null context_management as none, returning the request itself', () => {
+    const original: MessagesRequest = { ...request(toolRounds(1), undefined), context_management: null };
+    const outcome = applyContextEdits(original, countCharacters);
+    expect(outcome.request).toBe(original);
+    expect(outcome.appliedEdits).toBeUndefined();
+  });
+
+  it('applies nothing, and reports an empty list, for context_management without edits', () => {
+    for (const contextManagement of [{}, { edits: null }, { edits: [] }]) {
+      const outcome = applyContextEdits(
+        { ...request(toolRounds(1), undefined), context_management: contextManagement },
+        countCharacters,
+      );
+      expect(outcome.appliedEdits).toStrictEqual([]);
+      expect(outcome.request).toStrictEqual(request(toolRounds(1), undefined));
+    }
+  });
+
+  it('refuses a context_management, edit list or edit of the wrong shape, naming it', () => {
+    const refusalOf = (contextManagement: unknown): string => {
+      try {
+        applyContextEdits(
+          { ...request(toolRounds(1), undefined), context_management: contextManagement },
+          countCharacters,
+        );
+      } catch (error) {
+        if (isTransportError(error) && error.code === 'MODEL_EINVAL' && error.status === 400)
+          return error.message;
+        throw error;
+      }
+      throw new Error('the edits were applied');
+    };
+    expect(refusalOf('clear')).toBe('context_management must be an object');
+    expect(refusalOf({ edits: { type: 'clear_thinking_20251015' } })).toBe(
+      'context_management.edits must be an array',
+    );
+    expect(refusalOf({ edits: [{ type: 'clear_thinking_20251015' }, 'clear'] })).toBe(
+      'context_management.edits[1] must be an object',
+    );
+  });
+
+  it('accepts thinking clearing twice in a row', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(3), [{ type: 'clear_thinking_20251015' }, { type: 'clear_thinking_20251015' }]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits?.map((edit) => edit.type)).toStrictEqual(['clear_thinking_20251015']);
+  });
+
+  it("uses the caller's input-token count only while the messages are the ones it counted", () => {
+    const edits = [
+      { type: 'clear_thinking_20251015' },
+      { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 5_000 } },
+    ];
+    // The thinking edit changed the messages: the caller's count (of the original) no longer applies,
+    // and the estimate of what is left is below the trigger.
+    const outcome = applyContextEdits(request(toolRounds(5), edits), countCharacters, {
+      inputTokens: 1_000_000,
+    });
+    expect(outcome.appliedEdits?.map((edit) => edit.type)).toStrictEqual(['clear_thinking_20251015']);
+  });
+});
+
+describe('applyContextEdits: clear_tool_inputs and exclude_tools', () => {
+  it('keeps the inputs with clear_tool_inputs false or null', () => {
+    for (const clearInputs of [false, null]) {
+      const outcome = applyContextEdits(
+        request(toolRounds(4), [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 0 },
+            clear_tool_inputs: clearInputs,
+          },
+        ]),
+        countCharacters,
+      );
+      expect(inputs(outcome.request.messages)).toStrictEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(results(outcome.request.messages)[0]).toBe(CLEARED_TOOL_RESULT);
+    }
+  });
+
+  it('refuses a clear_tool_inputs that is not a boolean or a list of names, and lists holding other things', () => {
+    const edit = (fields: Record<string, unknown>) => [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'tool_uses', value: 0 },
+        keep: { type: 'tool_uses', value: 0 },
+        ...fields,
+      },
+    ];
+    expect(refusal(edit({ clear_tool_inputs: 'yes' }))).toBe(
+      'context_management.edits[0].clear_tool_inputs must be a boolean or an array of tool names',
+    );
+    expect(refusal(edit({ clear_tool_inputs: ['tool_0', 3] }))).toBe(
+      'context_management.edits[0].clear_tool_inputs must be an array of tool names',
+    );
+    expect(refusal(edit({ exclude_tools: 'tool_0' }))).toBe(
+      'context_management.edits[0].exclude_tools must be an array of tool names',
+    );
+  });
+
+  it('counts a result without content as empty text when clearing it', () => {
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_0', name: 'tool_0', input: { text: 'y'.repeat(300) } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+      { role: 'user', content: 'next' },
+    ];
+    const outcome = applyContextEdits(
+      request(messages, [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 0 },
+          keep: { type: 'tool_uses', value: 0 },
+          clear_tool_inputs: true,
+        },
+      ]),
+      countCharacters,
+    );
+    const emptyResult = applyContextEdits(
+      request(
+        messages.map((message, index) =>
+          index === 2
+            ? { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: '' }] }
+            : message,
+        ),
+        [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 0 },
+            keep: { type: 'tool_uses', value: 0 },
+            clear_tool_inputs: true,
+          },
+        ],
+      ),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits).toStrictEqual(emptyResult.appliedEdits);
+    expect(outcome.appliedEdits?.[0]?.cleared_tool_uses).toBe(1);
+    expect(outcome.appliedEdits?.[0]?.cleared_input_tokens).toBeGreaterThan(0);
   });
 });
