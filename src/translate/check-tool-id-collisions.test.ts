@@ -75,6 +75,23 @@ describe('checkToolIdCollisions', () => {
     ).toBe(true);
   });
 
+  it('reads no id from blocks other than tool calls and tool results', () => {
+    expect(() =>
+      checkToolIdCollisions(
+        request([
+          { role: 'assistant', content: [toolUse('call_abc')] },
+          {
+            role: 'user',
+            content: [
+              { type: 'web_search_tool_result', tool_use_id: REPEATED, content: [] },
+              toolResult('call_abc'),
+            ],
+          },
+        ]),
+      ),
+    ).not.toThrow();
+  });
+
   it('skips string contents and blocks without a string id', () => {
     expect(() =>
       checkToolIdCollisions(

@@ -36,6 +36,7 @@ describe('cacheControlOf', () => {
     expect(cacheControlOf({ cache_control: null })).toBeUndefined();
     expect(cacheControlOf({})).toBeUndefined();
     expect(cacheControlOf(null)).toBeUndefined();
+    expect(cacheControlOf(undefined)).toBeUndefined();
     expect(cacheControlOf('cache_control')).toBeUndefined();
   });
 });

@@ -116,6 +116,22 @@ describe('mapDocumentBlock: PDF sources', () => {
     ]);
   });
 
+  it('reads a title or context that is not a string as none', () => {
+    expect(
+      mapDocumentBlock(
+        { title: 42, context: ['c'], source: { type: 'text', data: 'Body.' } },
+        PATH,
+        undefined,
+      ),
+    ).toStrictEqual([{ type: 'text', text: 'Body.' }]);
+    expect(mapDocumentBlock({ title: 42, source: PDF }, PATH, undefined)).toStrictEqual([
+      {
+        type: 'file',
+        file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' },
+      },
+    ]);
+  });
+
   it('names an untitled PDF document.pdf, and takes no dialect as the generic one', () => {
     expect(mapDocumentBlock({ title: '', source: PDF }, PATH, undefined)).toStrictEqual([
       {

@@ -63,9 +63,10 @@ describe('mapResponsesError', () => {
 
   it('classifies an unknown code as a stream error without a status', () => {
     const error = mapResponsesError({ code: 'mystery', message: 'what happened' });
-    expect([error.status, error.body.error.type, error.message]).toStrictEqual([
+    expect([error.status, error.body.error.type, error.provider, error.message]).toStrictEqual([
       500,
       'api_error',
+      'tpx',
       'upstream stream error mystery: what happened',
     ]);
   });
