@@ -495,3 +495,238 @@ describe('applyContextEdits: clear_tool_inputs and exclude_tools', () => {
     expect(outcome.appliedEdits?.[0]?.cleared_input_tokens).toBeGreaterThan(0);
   });
 });
+
+/** `toolRounds(count)` with every result `size` characters long. */
+function bigRounds(count: number, size: number): MessageParam[] {
+  return toolRounds(count).map((message) =>
+    Array.isArray(message.content) && message.content[0]?.type === 'tool_result'
+      ? { ...message, content: [{ ...message.content[0], content: 'r'.repeat(size) }] }
+      : message,
+  );
+}
+
+const clearAll = (fields: Record<string, unknown> = {}) => ({
+  type: 'clear_tool_uses_20250919',
+  trigger: { type: 'tool_uses', value: 0 },
+  keep: { type: 'tool_uses', value: 0 },
+  ...fields,
+});
+
+describe('applyContextEdits: what tool-use clearing counts', () => {
+  it('counts the results and, when asked, the inputs it clears, less the placeholders it leaves', () => {
+    // One token per character, ×1.25: two results of 400 characters are 1000 tokens, their inputs
+    // ({"n":0}, {"n":1}: 14 characters) 18 more (ceil of 1017.5), two placeholders of 47 characters 118.
+    const withInputs = applyContextEdits(
+      request(bigRounds(2, 400), [clearAll({ clear_tool_inputs: true })]),
+      countCharacters,
+    );
+    expect(withInputs.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 900 },
+    ]);
+    expect(inputs(withInputs.request.messages)).toStrictEqual([{}, {}]);
+    const resultsOnly = applyContextEdits(request(bigRounds(2, 400), [clearAll()]), countCharacters);
+    expect(resultsOnly.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 882 },
+    ]);
+  });
+
+  it('clears the input of a call nobody answered, leaving no placeholder', () => {
+    const answer: MessageParam = { role: 'user', content: [{ type: 'text', text: 'no answer' }] };
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'a', name: 't', input: { text: 'y'.repeat(200) } }],
+      },
+      answer,
+    ];
+    const outcome = applyContextEdits(
+      request(messages, [clearAll({ clear_tool_inputs: true })]),
+      countCharacters,
+    );
+    // {"text":"y…y"} is 211 characters: 264 tokens, and nothing comes in its place.
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 264 },
+    ]);
+    expect(inputs(outcome.request.messages)).toStrictEqual([{}]);
+    expect(outcome.request.messages[2]).toBe(answer);
+  });
+
+  it('leaves the messages it does not touch as they were', () => {
+    const messages = bigRounds(2, 10);
+    const outcome = applyContextEdits(
+      request(messages, [clearAll({ keep: { type: 'tool_uses', value: 1 } })]),
+      countCharacters,
+    );
+    expect(outcome.request.messages[0]).toBe(messages[0]);
+    expect(outcome.request.messages[1]).toBe(messages[1]);
+    expect(outcome.request.messages[3]).toBe(messages[3]);
+    expect(outcome.request.messages[4]).toBe(messages[4]);
+    expect(outcome.request.messages[2]).not.toBe(messages[2]);
+  });
+
+  it('triggers on the default of 100000 input tokens once the conversation is over it', () => {
+    const messages = bigRounds(4, 10);
+    (messages[2]!.content as { content: string }[])[0]!.content = 'x'.repeat(80_000);
+    const outcome = applyContextEdits(
+      request(messages, [{ type: 'clear_tool_uses_20250919' }]),
+      countCharacters,
+    );
+    expect(
+      outcome.appliedEdits?.map((edit) => edit.type === 'clear_tool_uses_20250919' && edit.cleared_tool_uses),
+    ).toStrictEqual([1]);
+  });
+
+  it('does not trigger on exactly as many input tokens as the trigger value', () => {
+    const edit = { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 5_000 } };
+    expect(
+      applyContextEdits(request(toolRounds(5), [edit]), countCharacters, { inputTokens: 5_000 }).appliedEdits,
+    ).toStrictEqual([]);
+    expect(
+      applyContextEdits(request(toolRounds(5), [edit]), countCharacters, { inputTokens: 5_001 }).appliedEdits,
+    ).toHaveLength(1);
+  });
+
+  it('does not count a result the caller already sends cleared', () => {
+    const messages = bigRounds(2, 400);
+    (messages[2]!.content as { content: string }[])[0]!.content = CLEARED_TOOL_RESULT;
+    const outcome = applyContextEdits(request(messages, [clearAll()]), countCharacters);
+    // One result of 400 characters (500 tokens) less one placeholder (59).
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 441 },
+    ]);
+  });
+
+  it('reports nothing when every candidate is excluded', () => {
+    const original = request(toolRounds(2), [clearAll({ exclude_tools: ['tool_0', 'tool_1'] })]);
+    const outcome = applyContextEdits(original, countCharacters);
+    expect(outcome.appliedEdits).toStrictEqual([]);
+    expect(outcome.request.messages).toBe(original.messages);
+  });
+
+  it('takes tool uses only from assistant messages and their first result only from user messages', () => {
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [
+          'junk',
+          { type: 'tool_use', id: 'a', name: 't', input: {} },
+          { type: 'tool_result', tool_use_id: 'a', content: 'in the assistant message' },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a', content: 'first' },
+          { type: 'tool_result', tool_use_id: 'a', content: 'second' },
+          { type: 'tool_use', id: 'b', name: 't', input: {} },
+        ],
+      },
+    ];
+    const outcome = applyContextEdits(request(messages, [clearAll()]), countCharacters);
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 0 },
+    ]);
+    expect(results(outcome.request.messages)).toStrictEqual([
+      'in the assistant message',
+      CLEARED_TOOL_RESULT,
+      'second',
+    ]);
+  });
+
+  it('refuses a malformed trigger, keep or clear_at_least, naming the types it takes', () => {
+    const message =
+      'context_management.edits[0].trigger must be {"type": "input_tokens" or "tool_uses", "value": a non-negative integer}';
+    for (const trigger of [
+      'x',
+      { type: 'seconds', value: 3 },
+      { type: 'tool_uses', value: '3' },
+      { type: 'tool_uses', value: 1.5 },
+      { type: 'tool_uses', value: -1 },
+      { type: 'tool_uses' },
+    ]) {
+      expect(refusal([{ type: 'clear_tool_uses_20250919', trigger }])).toBe(message);
+    }
+    expect(
+      refusal([{ type: 'clear_tool_uses_20250919', clear_at_least: { type: 'tool_uses', value: 1 } }]),
+    ).toBe(
+      'context_management.edits[0].clear_at_least must be {"type": "input_tokens", "value": a non-negative integer}',
+    );
+    expect(refusal([{ type: 'clear_thinking_20251015', keep: { type: 'tool_uses', value: 1 } }])).toBe(
+      'context_management.edits[0].keep must be {"type": "thinking_turns", "value": a non-negative integer}',
+    );
+  });
+
+  it('takes a null option as its default', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(5), [{ ...clearAll(), keep: null, clear_at_least: null, exclude_tools: null }]),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)).toStrictEqual([
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      'result 2',
+      'result 3',
+      'result 4',
+    ]);
+  });
+});
+
+describe('applyContextEdits: what thinking clearing counts', () => {
+  const turns: MessageParam[] = [
+    { role: 'user', content: 'Start' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'abcd', signature: 's' },
+        { type: 'text', text: 'a' },
+      ],
+    },
+    { role: 'user', content: 'next' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'redacted_thinking', data: 'xxxxxxxx' },
+        { type: 'text', text: 'b' },
+      ],
+    },
+    {
+      role: 'user',
+      content: [
+        { type: 'thinking', thinking: 'zz', signature: 's' },
+        { type: 'text', text: 'u' },
+      ],
+    },
+    { role: 'assistant', content: 'plain' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'last', signature: 's' },
+        { type: 'text', text: 'c' },
+      ],
+    },
+    { role: 'user', content: 'end' },
+  ];
+
+  it('clears thinking and redacted thinking of assistant turns only, and counts what it removed', () => {
+    const outcome = applyContextEdits(request(turns, [{ type: 'clear_thinking_20251015' }]), countCharacters);
+    // "abcd" is 5 tokens (4 × 1.25), 8 characters of redacted data 2.
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_thinking_20251015', cleared_thinking_turns: 2, cleared_input_tokens: 7 },
+    ]);
+    expect(outcome.request.messages[1]?.content).toStrictEqual([{ type: 'text', text: 'a' }]);
+    expect(outcome.request.messages[3]?.content).toStrictEqual([{ type: 'text', text: 'b' }]);
+    expect(outcome.request.messages[4]).toBe(turns[4]);
+    expect(outcome.request.messages[6]).toBe(turns[6]);
+  });
+
+  it('reports nothing when no more turns have thinking than it keeps', () => {
+    const outcome = applyContextEdits(
+      request(turns, [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 3 } }]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits).toStrictEqual([]);
+    expect(outcome.request.messages).toBe(turns);
+  });
+});
