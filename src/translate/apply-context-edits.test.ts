@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import type { MessageParam, MessagesRequest } from '../protocol/messages.js';
+import type { ContentBlockParam, MessageParam, MessagesRequest } from '../protocol/messages.js';
 import { applyContextEdits, CLEARED_TOOL_RESULT, needsTokenCounter } from './apply-context-edits.js';
 import { checkPairing } from './check-pairing.js';
 
@@ -491,10 +491,14 @@ describe('applyContextEdits: clear_tool_inputs and exclude_tools', () => {
       countCharacters,
     );
     expect(outcome.appliedEdits).toStrictEqual(emptyResult.appliedEdits);
-    expect(outcome.appliedEdits?.[0]?.cleared_tool_uses).toBe(1);
+    expect(outcome.appliedEdits).toHaveLength(1);
+    expect(outcome.appliedEdits?.[0]).toMatchObject({ cleared_tool_uses: 1 });
     expect(outcome.appliedEdits?.[0]?.cleared_input_tokens).toBeGreaterThan(0);
   });
 });
+
+/** A content entry that is not a block at all. */
+const JUNK_BLOCK = 'junk' as unknown as ContentBlockParam;
 
 /** `toolRounds(count)` with every result `size` characters long. */
 function bigRounds(count: number, size: number): MessageParam[] {
@@ -610,7 +614,7 @@ describe('applyContextEdits: what tool-use clearing counts', () => {
       {
         role: 'assistant',
         content: [
-          'junk',
+          JUNK_BLOCK,
           { type: 'tool_use', id: 'a', name: 't', input: {} },
           { type: 'tool_result', tool_use_id: 'a', content: 'in the assistant message' },
         ],

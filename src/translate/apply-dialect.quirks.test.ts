@@ -81,6 +81,32 @@ describe('applyDialectToRequest: messages', () => {
     ]);
   });
 
+  it('passes an unsigned tool answer through as it is', () => {
+    const answer: ChatMessage = { role: 'tool', tool_call_id: 'call_1', content: 'ok' };
+    expect(applyDialectToRequest(DIALECTS.gemini, chatBody({ messages: [answer] })).messages[0]).toBe(answer);
+  });
+
+  it('replays reasoning only for assistant turns that really call tools, where the dialect says tool turns', () => {
+    const turn = (toolCalls: unknown[]) =>
+      loose<ChatMessage>({
+        role: 'assistant',
+        content: 'a',
+        reasoning_content: 'why',
+        tool_calls: toolCalls,
+      });
+    const sent = applyDialectToRequest(
+      DIALECTS.vllm,
+      chatBody({
+        messages: [
+          { role: 'user', content: 'Go' },
+          turn([]),
+          turn([{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }]),
+        ],
+      }),
+    ).messages;
+    expect(sent.map((message) => 'reasoning_content' in message)).toStrictEqual([false, false, true]);
+  });
+
   it('sends a signed tool answer with an id derived from the signature when the call had none', () => {
     const derived = `call_${createHash('sha256').update('SIG', 'utf8').digest('hex').slice(0, 24)}`;
     const messages: ChatMessage[] = [

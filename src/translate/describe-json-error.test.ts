@@ -75,7 +75,7 @@ describe('describeJsonError', () => {
       code: undefined,
       type: undefined,
     });
-    expect(describeJsonError({ detail: ['plain', 3] })?.message).toBe('"plain"; 3');
+    expect(describeJsonError({ detail: ['plain', 3, null] })?.message).toBe('"plain"; 3; null');
   });
 
   it('reads a top-level message with its code and type', () => {
@@ -93,6 +93,7 @@ describe('describeJsonError', () => {
     expect(describeJsonError({ status: 'failed' })).toBeUndefined();
     expect(describeJsonError(['error'])).toBeUndefined();
     expect(describeJsonError('error')).toBeUndefined();
+    expect(describeJsonError(null)).toBeUndefined();
   });
 });
 

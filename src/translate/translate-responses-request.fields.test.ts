@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import type { MessageParam, MessagesRequest } from '../protocol/messages.js';
+import type { ContentBlockParam, MessageParam, MessagesRequest } from '../protocol/messages.js';
 import { encodeReasoningSignature } from './reasoning-signature-codec.js';
 import { translateResponsesRequest } from './translate-responses-request.js';
 
@@ -20,6 +20,8 @@ function request(fields: Partial<MessagesRequest> = {}): MessagesRequest {
 
 const body = (fields: Partial<MessagesRequest>) => translateResponsesRequest(request(fields)).body;
 const loose = <T>(value: unknown): T => value as T;
+/** A content block of a shape the types do not allow, as a caller may send it. */
+const rawBlock = (value: unknown): ContentBlockParam => value as ContentBlockParam;
 
 function refusal(fields: Partial<MessagesRequest>): string {
   try {
@@ -53,7 +55,12 @@ function toolResultWith(content: unknown, isError = false): Partial<MessagesRequ
       {
         role: 'user',
         content: [
-          loose({ type: 'tool_result', tool_use_id: 'c1', content, ...(isError ? { is_error: true } : {}) }),
+          rawBlock({
+            type: 'tool_result',
+            tool_use_id: 'c1',
+            content,
+            ...(isError ? { is_error: true } : {}),
+          }),
         ],
       },
     ],
@@ -419,13 +426,17 @@ describe('translateResponsesRequest: assistant blocks', () => {
   });
 
   it('restores a signed reasoning item without id, text or encrypted content as an empty item', () => {
-    const signature = encodeReasoningSignature({ source: 'content' });
+    const signature = encodeReasoningSignature({
+      id: undefined,
+      encryptedContent: undefined,
+      source: 'content',
+    });
     const input = body({
       messages: [
         { role: 'user', content: 'Go' },
         {
           role: 'assistant',
-          content: [loose({ type: 'thinking', signature }), { type: 'text', text: 'done' }],
+          content: [rawBlock({ type: 'thinking', signature }), { type: 'text', text: 'done' }],
         },
         { role: 'user', content: 'more' },
       ],
@@ -438,7 +449,7 @@ describe('translateResponsesRequest: assistant blocks', () => {
       tools: [weatherTool],
       messages: [
         { role: 'user', content: 'Go' },
-        { role: 'assistant', content: [loose({ type: 'tool_use', id: 'c1', name: 'get_weather' })] },
+        { role: 'assistant', content: [rawBlock({ type: 'tool_use', id: 'c1', name: 'get_weather' })] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1' }] },
       ],
     }).input;
@@ -471,7 +482,7 @@ describe('translateResponsesRequest: assistant blocks', () => {
       refusal({
         messages: [
           { role: 'user', content: 'Go' },
-          { role: 'assistant', content: [loose(block)] },
+          { role: 'assistant', content: [rawBlock(block)] },
           { role: 'user', content: 'more' },
         ],
       }),
