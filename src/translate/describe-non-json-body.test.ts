@@ -32,3 +32,38 @@ describe('describeNonJsonBody', () => {
     expect(describeNonJsonBody(418, '', undefined).message).toBe('upstream answered 418 with an empty body');
   });
 });
+
+describe('describeNonJsonBody: HTML pages', () => {
+  it('hints at the base URL for a 404 or 405 page, and not for another plain-text status', () => {
+    for (const status of [404, 405]) {
+      expect(describeNonJsonBody(status, 'no route', 'text/plain').message).toContain(
+        'body, not JSON — is the base URL right? (no route)',
+      );
+    }
+    expect(describeNonJsonBody(403, 'no route', 'text/plain').message).toBe(
+      'upstream answered 403 Forbidden with a text/plain body, not JSON (no route)',
+    );
+  });
+
+  it('quotes the title of a page, without tags or entities', () => {
+    expect(
+      describeNonJsonBody(
+        502,
+        '<!DOCTYPE html><title lang="en">Bad &lt;b&gt;Gate&lt;/b&gt; <em>way</em></title>',
+        'text/html',
+      ).text,
+    ).toBe('Bad <b>Gate</b> way');
+  });
+
+  it('quotes the text of a page with an empty title, without scripts, styles, comments or entities', () => {
+    const page =
+      '<html><head><title> </title><style>p { color: red }</style><script type="x">alert(1)</script ></head>' +
+      '<body><!-- a comment --><p>Say &quot;hi&quot;, it&#39;s&nbsp;&apos;fine&apos; &amp; more</p></body></html>';
+    expect(describeNonJsonBody(500, page, 'text/html').text).toBe(`Say "hi", it's 'fine' & more`);
+  });
+
+  it('reads a page as HTML from its first tag only, in any case', () => {
+    expect(describeNonJsonBody(500, '<BODY>down</BODY>', undefined).text).toBe('down');
+    expect(describeNonJsonBody(500, 'x <body>down</body>', undefined).text).toBe('x <body>down</body>');
+  });
+});
