@@ -18,7 +18,7 @@
 import { validateChatCompletionChunk } from '../../src/protocol/validate-chat-completions.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { validateStreamEvent } from '../../src/protocol/validate-messages.js';
-import { StreamTranslator } from '../../src/translate/translate-stream.js';
+import { StreamTranslator } from '../../src/translate/stream-translator.js';
 import type { ChatCompletionChunk } from '../../src/protocol/chat-completions.js';
 import { medianOf, pairedRatio, timeInRounds, type RoundOptions, type TimedTask } from '../harness/rounds.js';
 import { formatBytes, formatDuration, formatRatio, formatSpread, round, verdict } from '../harness/stats.js';

@@ -115,7 +115,7 @@ export async function runClaude(args: string[], io: CliIo): Promise<number> {
     io.stderr(
       [
         `tpx claude: proxy on ${server.url} (a fresh token for this run)`,
-        ...describeSetup(transport, settings.env),
+        ...describeSetup(transport, settings.env, settings.flagsGiven),
         ...(await probeUpstream(transport)),
         '',
       ].join('\n'),

@@ -206,7 +206,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     io.stderr(
       [
         `tpx serve listening on ${server.url}`,
-        ...describeSetup(transport, settings.env),
+        ...describeSetup(transport, settings.env, settings.flagsGiven),
         serveOptions.proxyToken === undefined
           ? '  inbound auth: none (any client key is accepted; the proxy uses its own start-up credentials)'
           : '  inbound auth: clients must present TPX_PROXY_TOKEN',

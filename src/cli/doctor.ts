@@ -45,6 +45,7 @@ Options:
   --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
                    (with --wire responses the chat check posts to {base}/responses)
                    (a local server without auth accepts any token, e.g. --token local)
+  --probe          accepted for scripts written for older versions; the chat check always runs
 `;
 
 /** The names Claude Code asks for by default: the doctor shows where each would go. */
@@ -203,7 +204,7 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
     return EXIT_USAGE;
   }
   try {
-    io.stdout(`configuration:\n${describeSetup(transport, settings.env).join('\n')}\n`);
+    io.stdout(`configuration:\n${describeSetup(transport, settings.env, settings.flagsGiven).join('\n')}\n`);
     if (transport.provider === 'none') {
       const advice = adviseOnError(new TransportError('MODEL_EAUTH', 'no credentials'), transport);
       return fail(io, 'upstream', transport.selection.reason, advice.fix);

@@ -65,6 +65,8 @@ export interface ProxySettings {
   /** Deadlines and retries, already checked. */
   transportOptions: TransportOptions;
   logLevel: LogLevel | undefined;
+  /** The flags given that stand for a variable, each with its variable, so reports can name both. */
+  flagsGiven: readonly (readonly [flag: string, variable: string])[];
 }
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -106,9 +108,12 @@ export function readProxySettings(
   processEnv: Record<string, string | undefined>,
 ): ProxySettings {
   const env = { ...processEnv };
+  const flagsGiven: (readonly [string, string])[] = [];
   for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
     const value = stringValue(values, flag);
-    if (value !== undefined) env[variable] = value;
+    if (value === undefined) continue;
+    env[variable] = value;
+    flagsGiven.push([`--${flag}`, variable]);
   }
   // A token on the command line is the caller's statement of the credentials: an ANTHROPIC_API_KEY (or
   // another token source) left in the shell must not win over it, as explicit options win in the library.
@@ -162,7 +167,7 @@ export function readProxySettings(
     }
     logLevel = levelText as LogLevel;
   }
-  return { env, transportOptions, logLevel };
+  return { env, transportOptions, logLevel, flagsGiven };
 }
 
 /** The transport options of a proxy: the settings, the upstream inspection, and the hop header. */

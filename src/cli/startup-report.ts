@@ -52,11 +52,24 @@ export function ignoredSettings(
   return notes;
 }
 
-/** The lines describing where requests go and how. */
-export function describeSetup(transport: ModelTransport, env: Record<string, string | undefined>): string[] {
+/**
+ * The lines describing where requests go and how. The reasons below name environment variables; a flag
+ * sets its variable, so `flagsGiven` (flag, variable) pairs are listed first to say which names the
+ * user's flags took.
+ */
+export function describeSetup(
+  transport: ModelTransport,
+  env: Record<string, string | undefined>,
+  flagsGiven: readonly (readonly [flag: string, variable: string])[] = [],
+): string[] {
   const { selection } = transport;
   const policy = transport.upstreamPolicy;
-  const lines = [`  provider: ${selection.provider} (${selection.reason})`];
+  const lines: string[] = [];
+  if (flagsGiven.length > 0) {
+    const pairs = flagsGiven.map(([flag, variable]) => `${flag} as ${variable}`).join(', ');
+    lines.push(`  flags: ${pairs} (each flag sets its variable, overriding the environment)`);
+  }
+  lines.push(`  provider: ${selection.provider} (${selection.reason})`);
   if (policy?.baseUrl !== undefined) lines.push(`  upstream: ${policy.baseUrl}`);
   if (selection.dialect !== undefined)
     lines.push(`  dialect: ${selection.dialect.name} (${selection.dialect.reason})`);

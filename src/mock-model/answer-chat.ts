@@ -6,12 +6,15 @@
  * @module
  */
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { answerWithPlan } from './answer-with-plan.js';
 import type { ChatRequest } from './chat-request.js';
-import { sendJson, sendScriptedError, writeSseFrames } from './http-replies.js';
-import { nextSequence, type MockModelState } from './mock-model-state.js';
+import type { MockModelState } from './mock-model-state.js';
 import type { Plan } from './plan-reply.js';
-import { renderCompletionBody, renderCompletionChunks } from './render-completion.js';
+import {
+  renderCompletionBody,
+  renderCompletionChunks,
+  type CompletionEnvelope,
+} from './render-completion.js';
 
 /** Answers one chat completion request with `plan`. */
 export async function answerChat(
@@ -21,42 +24,25 @@ export async function answerChat(
   response: ServerResponse,
   signal: AbortSignal,
 ): Promise<void> {
-  if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal });
-  const sequence = nextSequence(state);
-  const requestId = `req_mock${sequence}`;
-  if (plan.kind === 'http_error') {
-    sendScriptedError(response, plan.status, plan.body, { 'x-request-id': requestId, ...plan.headers });
-    return;
-  }
-  const envelope = {
+  const envelope = (sequence: string): CompletionEnvelope => ({
     id: `chatcmpl-mock${sequence}`,
     created: Math.floor(Date.now() / 1000),
     model: state.model,
     promptCharacters: request.promptCharacters,
-  };
-  if (!request.stream) {
-    if (plan.kind === 'stream_error') {
-      sendJson(response, 500, { error: plan.error }, { 'x-request-id': requestId });
-    } else {
-      sendJson(response, 200, renderCompletionBody(plan.completion, envelope), { 'x-request-id': requestId });
-    }
-    return;
-  }
-  const { contentChunks, closingChunks } = renderCompletionChunks(
-    plan.completion,
-    envelope,
-    request.includeUsage,
-  );
-  const chunks =
-    plan.kind === 'stream_error'
-      ? [...contentChunks.slice(0, plan.afterChunks), { error: plan.error }]
-      : [...contentChunks, ...closingChunks];
-  const lines = [...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'];
-  await writeSseFrames(
-    response,
-    lines.map((line) => `data: ${line}\n\n`),
-    plan.chunkDelayMs,
-    { 'x-request-id': requestId },
-    signal,
-  );
+  });
+  await answerWithPlan(state, request, plan, response, signal, {
+    body: (planned, sequence) => renderCompletionBody(planned.completion, envelope(sequence)),
+    frames: (planned, sequence) => {
+      const { contentChunks, closingChunks } = renderCompletionChunks(
+        planned.completion,
+        envelope(sequence),
+        request.includeUsage,
+      );
+      const chunks =
+        planned.kind === 'stream_error'
+          ? [...contentChunks.slice(0, planned.afterChunks), { error: planned.error }]
+          : [...contentChunks, ...closingChunks];
+      return [...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'].map((line) => `data: ${line}\n\n`);
+    },
+  });
 }

@@ -48,7 +48,7 @@ import {
 } from '../translate/server-token-count.js';
 import { translateRequest, type TranslateRequestOptions } from '../translate/translate-request.js';
 import { translateResponse } from '../translate/translate-response.js';
-import { StreamTranslator } from '../translate/translate-stream.js';
+import { StreamTranslator } from '../translate/stream-translator.js';
 import type { TokenSource } from './token-source.js';
 import type { CountTokensRequest, ExchangeOptions, TokenCount, UpstreamReport } from './exchange-types.js';
 import { pickResponseHeaders } from '../translate/pick-response-headers.js';

@@ -131,7 +131,7 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Readers shared with the stream translator. Exported for `translate-stream.ts`; not public API.
+// Readers shared with the stream translator. Exported for `stream-translator.ts`; not public API.
 
 const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 const MAX_MESSAGE_ID_LENGTH = 200;

@@ -46,7 +46,7 @@ import { decodeReasoningSignature } from './reasoning-signature-codec.js';
 import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
-import { TOOL_ERROR_PREFIX } from './translate-request.js';
+import { TOOL_ERROR_PREFIX } from './translate-tool-results.js';
 import { isObject } from '../protocol/is-object.js';
 import { stringifyExactJson } from '../protocol/exact-json.js';
 

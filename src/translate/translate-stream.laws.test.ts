@@ -20,7 +20,7 @@ import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { validateStreamEvent } from '../protocol/validate-messages.js';
 import { decodeToolId, encodeToolIds } from './tool-id-codec.js';
 import { translateResponse, type ResponseContext } from './translate-response.js';
-import { StreamTranslator } from './translate-stream.js';
+import { StreamTranslator } from './stream-translator.js';
 import { ExactNumber } from '../protocol/exact-json.js';
 
 type Item = ChatCompletionChunk | 'done';

@@ -185,6 +185,24 @@ describe('the tpx binary', () => {
     expect(result.stdout + result.stderr).not.toContain('sk-ant-left-in-the-shell');
   });
 
+  it('doctor names the flags given and the variable each set before the reasons that name variables', async () => {
+    const result = await tpx(['doctor', '--token', token, '--base-url', mock.url, '--dialect', 'vllm'], {});
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[1]).toBe(
+      '  flags: --base-url as TPX_BASE_URL, --token as TPX_OAUTH_TOKEN, --dialect as TPX_DIALECT (each flag sets its variable, overriding the environment)',
+    );
+    expect(lines[2]).toMatch(/^ {2}provider: tpx \(TPX_OAUTH_TOKEN is set/);
+    expect(result.stdout).not.toContain(token);
+  });
+
+  it('doctor without flags lists none', async () => {
+    const result = await tpx(['doctor'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain('flags:');
+    expect(result.stdout.split('\n')[1]).toMatch(/^ {2}provider: tpx/);
+  });
+
   it('doctor sends one tiny request and reports the answer', async () => {
     const before = mock.requests.length;
     const result = await tpx(['doctor', '--probe'], { TPX_OAUTH_TOKEN: token, TPX_BASE_URL: mock.url });

@@ -11,7 +11,7 @@ import type * as HttpExchange from '../../src/providers/http-exchange.js';
 import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js';
 import type * as ToolIdCodec from '../../src/translate/tool-id-codec.js';
 import type * as TranslateResponse from '../../src/translate/translate-response.js';
-import type * as TranslateStream from '../../src/translate/translate-stream.js';
+import type * as StreamTranslatorModule from '../../src/translate/stream-translator.js';
 import type * as SelectProvider from '../../src/transport/select-provider.js';
 import type * as SessionModule from '../../src/transport/session.js';
 import type { Session } from '../../src/transport/session.js';
@@ -60,17 +60,21 @@ vi.mock('../../src/translate/translate-response.js', async (importOriginal) => {
 
 // m2 (streaming): the second tool_use block of a stream repeats the first one's id.
 // m3 (streaming): each Chat Completions chunk is passed to the caller instead of its events.
-vi.mock('../../src/translate/translate-stream.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof TranslateStream>();
+vi.mock('../../src/translate/stream-translator.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof StreamTranslatorModule>();
   class MutantStreamTranslator extends actual.StreamTranslator {
     #firstToolId: string | undefined;
 
-    override push(...args: Parameters<TranslateStream.StreamTranslator['push']>): MessageStreamEvent[] {
+    override push(
+      ...args: Parameters<StreamTranslatorModule.StreamTranslator['push']>
+    ): MessageStreamEvent[] {
       const events = super.push(...args);
       return mutant.current === 'm3' ? [args[0] as unknown as MessageStreamEvent] : this.#duplicate(events);
     }
 
-    override finish(...args: Parameters<TranslateStream.StreamTranslator['finish']>): MessageStreamEvent[] {
+    override finish(
+      ...args: Parameters<StreamTranslatorModule.StreamTranslator['finish']>
+    ): MessageStreamEvent[] {
       return this.#duplicate(super.finish(...args));
     }
 
