@@ -234,7 +234,15 @@ describe('createChunkNormalizer', () => {
     );
     expect(firstCalls(out)[0]?.['id']).toBe(carryThoughtSignature('c', 'S'));
     const missing = createChunkNormalizer(DIALECTS.gemini)(
-      chunk([call(0, { id: 'c', function: { name: 'f', arguments: '{}' }, ...signed('S') })], undefined),
+      loose<ChatCompletionChunk>({
+        choices: [
+          {
+            delta: {
+              tool_calls: [call(0, { id: 'c', function: { name: 'f', arguments: '{}' }, ...signed('S') })],
+            },
+          },
+        ],
+      }),
     );
     expect(firstCalls(missing)[0]?.['id']).toBe(carryThoughtSignature('c', 'S'));
   });
@@ -316,5 +324,82 @@ describe('createChunkNormalizer', () => {
     expect(normalize(none)).toBe(none);
     const noChoices = loose<ChatCompletionChunk>({ usage: null });
     expect(normalize(noChoices)).toBe(noChoices);
+  });
+
+  it('lifts choice usage only for the dialect that sends it there', () => {
+    const input = loose<ChatCompletionChunk>({
+      choices: [{ index: 0, delta: {}, usage: { prompt_tokens: 3 } }],
+    });
+    expect(createChunkNormalizer(DIALECTS.gemini)(input)).toBe(input);
+  });
+
+  it('leaves a chunk whose calls need no change as it is', () => {
+    const input = chunk([call(0, { id: 'c', function: { name: 'f', arguments: '{}' } })]);
+    expect(createChunkNormalizer(DIALECTS.ollama)(input)).toBe(input);
+  });
+
+  it('carries signatures only for the dialects that echo them', () => {
+    const input = chunk([call(0, { id: 'c', function: { name: 'f', arguments: '{}' }, ...signed('S') })]);
+    expect(firstCalls(createChunkNormalizer(DIALECTS.ollama)(input))[0]?.['id']).toBe('c');
+  });
+
+  it('keeps entries that are null, calls without a function, and ids that are not strings workable', () => {
+    const gemini = createChunkNormalizer(DIALECTS.gemini);
+    const out = gemini(
+      chunk([
+        null,
+        call(0, { id: 'c' }),
+        call(1, { id: 5, function: { name: 'f', arguments: '{}' }, ...signed('S') }),
+      ]),
+    );
+    expect(firstCalls(out)).toStrictEqual([
+      null,
+      { index: 0, type: 'function', id: 'c' },
+      {
+        index: 1,
+        type: 'function',
+        id: carryThoughtSignature('', 'S'),
+        function: { name: 'f', arguments: '{}' },
+        ...signed('S'),
+      },
+    ]);
+  });
+
+  it('keeps fragments without a name, or without a new id, on the call their index holds', () => {
+    const indexesOf = (chunks: ChatCompletionChunk[]) => {
+      const normalize = createChunkNormalizer(DIALECTS.ollama);
+      return chunks.map(normalize).map((out) => firstCalls(out)[0]?.['index']);
+    };
+    // A whole call, then a fragment with neither name nor id: the same call.
+    expect(
+      indexesOf([
+        chunk([call(0, { id: 'a', function: { name: 'f', arguments: '{}' } })]),
+        chunk([call(0, { function: { arguments: '' } })]),
+        chunk([call(0, { id: 'b', function: { arguments: '{}' } })]),
+      ]),
+    ).toStrictEqual([0, 0, 1]);
+    // A whole call without an id: an id arriving later belongs to it.
+    expect(
+      indexesOf([
+        chunk([call(0, { function: { name: 'f', arguments: '{}' } })]),
+        chunk([call(0, { id: 'x', function: { arguments: '' } })]),
+      ]),
+    ).toStrictEqual([0, 0]);
+    // An empty id is no id.
+    expect(
+      indexesOf([
+        chunk([call(0, { id: '', function: { name: 'f', arguments: '{}' } })]),
+        chunk([call(0, { id: 'b', function: { arguments: '' } })]),
+      ]),
+    ).toStrictEqual([0, 0]);
+    // Arguments before any name: the name that follows belongs to the same call.
+    expect(
+      indexesOf([
+        chunk([call(0, { function: { arguments: '{}' } })]),
+        chunk([call(0, { function: { name: 'g' } })]),
+      ]),
+    ).toStrictEqual([0, 0]);
+    // Calls without a function object are kept as they are.
+    expect(indexesOf([chunk([call(0, { id: 'a' })]), chunk([call(0, { id: 'a' })])])).toStrictEqual([0, 0]);
   });
 });
