@@ -51,11 +51,14 @@ function bareHost(host: string): string {
   return lower.startsWith('[') && lower.endsWith(']') ? lower.slice(1, -1) : lower;
 }
 
+/** An IPv4-mapped 127/8 address as the URL parser writes it: `[::ffff:127.0.0.1]` becomes `::ffff:7f00:1`. */
+const MAPPED_LOOPBACK_HEX = /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/;
+
 /** Loopback names and addresses (a bare host, no brackets). */
 function isLoopbackHost(host: string): boolean {
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host.startsWith('::ffff:127.');
+  return host === '::1' || host.startsWith('::ffff:127.') || MAPPED_LOOPBACK_HEX.test(host);
 }
 
 function isUnspecified(host: string): boolean {

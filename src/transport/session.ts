@@ -29,10 +29,11 @@ export interface Session {
   abort(): void;
 }
 
+/** Whether `a` and `b` hold the same ids, each once: `[a, a]` does not answer `[a, b]`. */
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const set = new Set(a);
-  if (set.size !== a.length) return false;
+  if (set.size !== a.length || new Set(b).size !== b.length) return false;
   return b.every((id) => set.has(id));
 }
 

@@ -1,0 +1,462 @@
+/**
+ * The native provider called directly (one attempt, no transport around it) against a scripted
+ * Messages server on loopback: what it sends, and how it reads what comes back.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { MessagesRequest, MessageStreamEvent } from '../../src/protocol/messages.js';
+import { createAnthropicProvider } from '../../src/providers/anthropic.js';
+import type { ExchangeOptions } from '../../src/providers/exchange-types.js';
+import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
+import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
+
+let server: ScriptedServer | undefined;
+let attempt: TestAttempt | undefined;
+afterEach(async () => {
+  await attempt?.close();
+  await server?.close();
+  attempt = undefined;
+  server = undefined;
+});
+
+const REQUEST: MessagesRequest = {
+  model: 'claude-test',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'Hi' }],
+};
+
+const MESSAGE = {
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-test',
+  content: [{ type: 'text', text: 'Hello' }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 3, output_tokens: 1 },
+};
+
+async function provider(steps: Step[]) {
+  server = await startScriptedServer(steps);
+  attempt = testAttempt('anthropic');
+  return createAnthropicProvider({ apiKey: 'sk-ant-direct-test', baseUrl: server.url });
+}
+
+function frames(...events: object[]): string[] {
+  return events.map(
+    (event) => `event: ${(event as { type: string }).type}\ndata: ${JSON.stringify(event)}\n\n`,
+  );
+}
+
+const START = { type: 'message_start', message: { ...MESSAGE, content: [], stop_reason: null } };
+const DELTA = (stop_reason = 'end_turn') => ({
+  type: 'message_delta',
+  delta: { stop_reason, stop_sequence: null },
+  usage: { output_tokens: 1 },
+});
+const STOP = { type: 'message_stop' };
+
+async function collect(stream: AsyncGenerator<MessageStreamEvent[]>): Promise<MessageStreamEvent[]> {
+  const events: MessageStreamEvent[] = [];
+  for await (const batch of stream) events.push(...batch);
+  return events;
+}
+
+async function streamOf(steps: Step[], options: ExchangeOptions = {}) {
+  const native = await provider(steps);
+  return collect(native.stream(REQUEST, options, attempt!.context, attempt!.report));
+}
+
+describe('anthropic provider: requests', () => {
+  it('refuses a caller header with a line break before sending anything', async () => {
+    const native = await provider([]);
+    const error = await rejectionOf(
+      native.send(
+        REQUEST,
+        { headers: { 'Anthropic-Beta': 'a\r\nx-injected: 1' } },
+        attempt!.context,
+        attempt!.report,
+      ),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EINVAL',
+      message: 'the anthropic-beta header contains a line break or NUL character',
+    });
+    expect(server!.requests).toHaveLength(0);
+  });
+
+  it('joins a repeated caller header with commas, and ignores a blank one', async () => {
+    const native = await provider([step.json(MESSAGE), step.json(MESSAGE)]);
+    await native.send(
+      REQUEST,
+      { headers: { 'anthropic-beta': ['one', 'two'], 'anthropic-version': '  ' } },
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(server!.requests[0]!.headers['anthropic-beta']).toBe('one,two');
+    expect(server!.requests[0]!.headers['anthropic-version']).toBe('2023-06-01');
+    await native.send(
+      REQUEST,
+      { headers: { 'anthropic-beta': undefined } },
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(server!.requests[1]!.headers['anthropic-beta']).toBeUndefined();
+  });
+
+  it('refuses a query with whitespace or "#", and drops a leading "?"', async () => {
+    const native = await provider([step.json(MESSAGE)]);
+    for (const query of ['a=b c', 'a=b#frag', 'a=\tb']) {
+      const error = await rejectionOf(native.send(REQUEST, { query }, attempt!.context, attempt!.report));
+      expect(error).toMatchObject({
+        code: 'MODEL_EINVAL',
+        message: 'the query string contains whitespace or "#"',
+      });
+    }
+    await native.send(REQUEST, { query: '?beta=true' }, attempt!.context, attempt!.report);
+    expect(server!.requests.map((request) => request.url)).toStrictEqual(['/v1/messages?beta=true']);
+  });
+
+  it('sends an empty query as none', async () => {
+    const native = await provider([step.json(MESSAGE)]);
+    await native.send(REQUEST, { query: '' }, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.url).toBe('/v1/messages');
+  });
+
+  it('re-serialises with the right stream flag when the raw body says otherwise', async () => {
+    const native = await provider([step.json(MESSAGE), step.sse(frames(START, DELTA(), STOP))]);
+    const rawBody = '{"model":"raw","stream":true}';
+    await native.send({ ...REQUEST, stream: true }, { rawBody }, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.json).toStrictEqual({ ...REQUEST, stream: false });
+    await collect(native.stream(REQUEST, { rawBody: '{"model":"raw"}' }, attempt!.context, attempt!.report));
+    expect(server!.requests[1]!.json).toStrictEqual({ ...REQUEST, stream: true });
+  });
+
+  it('reports the status and the pass-on headers of each answer', async () => {
+    const native = await provider([
+      step.json(MESSAGE, { headers: { 'request-id': 'req_9', 'x-other': 'no' } }),
+    ]);
+    await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(attempt!.reports).toStrictEqual([{ status: 200, headers: { 'request-id': 'req_9' } }]);
+  });
+});
+
+describe('anthropic provider: send', () => {
+  it('reads an error body under a 200 as the error its type stands for', async () => {
+    const native = await provider([
+      step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }),
+      step.json({ type: 'error', error: { type: 'invalid_request_error' } }),
+    ]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EHTTP',
+      status: 529,
+      retryable: true,
+      provider: 'anthropic',
+      message: 'the anthropic endpoint answered 200 with an error: overloaded_error: busy',
+    });
+    const second = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(second).toMatchObject({
+      status: 400,
+      retryable: false,
+      message: 'the anthropic endpoint answered 200 with an error: invalid_request_error: ',
+    });
+    expect((second as { body: { error: { type: string } } }).body.error.type).toBe('invalid_request_error');
+  });
+
+  it('does not take an error-typed body without a usable error object for an error', async () => {
+    for (const body of [
+      { type: 'error', error: null },
+      { type: 'error', error: { type: 5, message: 'x' } },
+      { type: 'error' },
+    ]) {
+      const native = await provider([step.json(body)]);
+      const error = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
+      expect(error).toMatchObject({ code: 'MODEL_EPROTO' });
+      expect((error as Error).message).toMatch(/^the anthropic response is not a valid message: /);
+      await attempt!.close();
+      await server!.close();
+    }
+  });
+
+  it('refuses a message that uses one tool_use id twice', async () => {
+    const tool = (name: string) => ({ type: 'tool_use', id: 'toolu_same', name, input: {} });
+    const native = await provider([
+      step.json({
+        ...MESSAGE,
+        content: [tool('a'), { type: 'text', text: 'x' }, tool('b')],
+        stop_reason: 'tool_use',
+      }),
+    ]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message:
+        'the anthropic answer uses the tool_use id "toolu_same" for two calls; tool_use ids must be unique',
+    });
+  });
+
+  it('accepts distinct tool_use ids', async () => {
+    const native = await provider([
+      step.json({
+        ...MESSAGE,
+        content: [
+          { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} },
+          { type: 'tool_use', id: 'toolu_2', name: 'a', input: {} },
+        ],
+        stop_reason: 'tool_use',
+      }),
+    ]);
+    const message = await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toHaveLength(2);
+  });
+});
+
+describe('anthropic provider: stream', () => {
+  it('names the content type and the start of the body of a stream answered with something else', async () => {
+    const error = await rejectionOf(
+      streamOf([step.text(200, 'x'.repeat(200), { 'content-type': 'text/plain' })]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: `the anthropic endpoint answered a stream request with text/plain, not text/event-stream: "${'x'.repeat(120)}"`,
+    });
+    const untyped = await rejectionOf(streamOf([step.text(200, '', {})]));
+    expect((untyped as Error).message).toBe(
+      'the anthropic endpoint answered a stream request with no content type, not text/event-stream: ""',
+    );
+  });
+
+  it('raises an error event as the status its type stands for', async () => {
+    const error = await rejectionOf(
+      streamOf([
+        step.sse([
+          `event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}\n\n`,
+        ]),
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EHTTP',
+      status: 429,
+      retryable: true,
+      message: 'the anthropic stream failed: rate_limit_error: slow down',
+    });
+  });
+
+  it('stops reading at message_stop, ignoring anything after it', async () => {
+    const events = await streamOf([step.sse([...frames(START, DELTA(), STOP), 'data: not json\n\n'])]);
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('skips blank data, and says the stream ended early without message_stop as not retryable', async () => {
+    const error = await rejectionOf(streamOf([step.sse(['data: \n\n', ...frames(START)])]));
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      retryable: false,
+      message: 'the anthropic stream ended before message_stop',
+    });
+  });
+
+  it('refuses a stream that starts two tool calls with one id', async () => {
+    const tool = (index: number) => ({
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id: 'toolu_dup', name: 'a', input: {} },
+    });
+    const error = await rejectionOf(
+      streamOf([step.sse(frames(START, tool(0), { type: 'content_block_stop', index: 0 }, tool(1)))]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message:
+        'the anthropic answer uses the tool_use id "toolu_dup" for two calls; tool_use ids must be unique',
+    });
+  });
+
+  it('reports a grammar violation naming the broken order', async () => {
+    const error = await rejectionOf(streamOf([step.sse(frames(START, START))]));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the anthropic stream broke the event order: ./);
+  });
+
+  it('gives a tool_use block that arrives without input an empty one, and closes a block left open', async () => {
+    const events = await streamOf([
+      step.sse(
+        frames(
+          START,
+          { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+          {
+            type: 'content_block_start',
+            index: 1,
+            content_block: { type: 'tool_use', id: 'toolu_1', name: 'a' },
+          },
+          {
+            type: 'content_block_delta',
+            index: 1,
+            delta: { type: 'input_json_delta', partial_json: '{"x":' },
+          },
+          { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '1}' } },
+          { type: 'content_block_stop', index: 0 },
+          { type: 'content_block_stop', index: 1 },
+          DELTA('tool_use'),
+          STOP,
+        ),
+      ),
+    ]);
+    expect(events).toStrictEqual([
+      START,
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} },
+      },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"x":' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '1}' } },
+      { type: 'content_block_stop', index: 1 },
+      DELTA('tool_use'),
+      STOP,
+    ]);
+  });
+
+  const cutTool = (stop: string, fragment: string) =>
+    streamOf([
+      step.sse(
+        frames(
+          START,
+          {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} },
+          },
+          {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'input_json_delta', partial_json: fragment },
+          },
+          { type: 'content_block_stop', index: 0 },
+          DELTA(stop),
+          STOP,
+        ),
+      ),
+    ]);
+
+  it('completes a tool input cut by max_tokens so that the message accumulates', async () => {
+    const events = await cutTool('max_tokens', '{"city":"Par');
+    expect(events[3]).toStrictEqual({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'input_json_delta', partial_json: '"}' },
+    });
+    expect(events.at(-1)).toStrictEqual(STOP);
+  });
+
+  it('refuses a tool input that is not a JSON object when the stream did not end at max_tokens', async () => {
+    const cut = await rejectionOf(cutTool('tool_use', '{"city":"Par'));
+    expect(cut).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message:
+        'the anthropic stream sent tool input for block 0 that is not a JSON object: "{\\"city\\":\\"Par"',
+    });
+    const array = await rejectionOf(cutTool('end_turn', '[1]'));
+    expect((array as Error).message).toBe(
+      'the anthropic stream sent tool input for block 0 that is not a JSON object: "[1]"',
+    );
+    const long = `{"a":"${'y'.repeat(150)}`;
+    const shortened = await rejectionOf(cutTool('end_turn', long));
+    expect((shortened as Error).message).toBe(
+      `the anthropic stream sent tool input for block 0 that is not a JSON object: ${JSON.stringify(`${long.slice(0, 100)}…`)}`,
+    );
+  });
+
+  it('accepts a tool input of only whitespace as empty', async () => {
+    const events = await cutTool('tool_use', '  ');
+    expect(events.at(-1)).toStrictEqual(STOP);
+    expect(events).toHaveLength(6);
+  });
+});
+
+describe('anthropic provider: count_tokens, models, inspect', () => {
+  it('counts tokens at /v1/messages/count_tokens with the raw body, and refuses an answer without a number', async () => {
+    const native = await provider([step.json({ input_tokens: 7 }), step.json({ input_tokens: '7' })]);
+    const count = await native.countTokens!(
+      REQUEST,
+      { rawBody: '{"raw":1}', query: 'beta=true' },
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(count).toStrictEqual({ input_tokens: 7 });
+    expect(server!.requests[0]!.url).toBe('/v1/messages/count_tokens?beta=true');
+    expect(server!.requests[0]!.bodyText).toBe('{"raw":1}');
+    expect(
+      await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: 'the anthropic count_tokens response has no numeric input_tokens',
+    });
+    expect(server!.requests[1]!.json).toStrictEqual(REQUEST);
+  });
+
+  it('passes a count_tokens error status on unexplained', async () => {
+    const native = await provider([
+      step.json({ type: 'error', error: { type: 'not_found_error', message: 'nope' } }, { status: 404 }),
+    ]);
+    const error = await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 404 });
+    expect((error as Error).message).not.toContain('TPX_MODEL_MAP');
+  });
+
+  it('lists models with a GET without content type, mapping an OpenAI-shaped list', async () => {
+    const native = await provider([
+      step.json({
+        data: [{ type: 'model', id: 'claude-a', display_name: 'A', created_at: '2025-01-01T00:00:00Z' }],
+        has_more: false,
+      }),
+      step.json({ object: 'list', data: [{ id: 'local', object: 'model', created: 0 }] }),
+      step.json({ models: [] }),
+    ]);
+    const anthropicList = await native.listModels!({}, attempt!.context, attempt!.report);
+    expect(anthropicList).toStrictEqual({
+      data: [{ type: 'model', id: 'claude-a', display_name: 'A', created_at: '2025-01-01T00:00:00Z' }],
+      has_more: false,
+    });
+    expect(server!.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
+    expect(server!.requests[0]!.headers['content-type']).toBeUndefined();
+    expect(server!.requests[0]!.headers['x-api-key']).toBe('sk-ant-direct-test');
+    const mapped = (await native.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string; type: string }[];
+    };
+    expect(mapped.data.map((entry) => [entry.type, entry.id])).toStrictEqual([['model', 'local']]);
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: 'the anthropic models response has no data array',
+    });
+  });
+
+  it('inspects the model list, failing on a refused key but reporting other statuses', async () => {
+    const native = await provider([
+      step.json(
+        { type: 'error', error: { type: 'authentication_error', message: 'bad key' } },
+        { status: 401 },
+      ),
+      step.json({}, { status: 403 }),
+    ]);
+    expect(await rejectionOf(native.inspect!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EAUTH',
+      status: 401,
+    });
+    const report = await native.inspect!({ query: 'ignored=1' }, attempt!.context, attempt!.report);
+    expect(report).toMatchObject({
+      modelsUrl: `${server!.url}/v1/models`,
+      modelsStatus: 403,
+      problem: 'answered 403',
+    });
+    expect(server!.requests[1]!.headers['content-type']).toBeUndefined();
+  });
+});

@@ -1,0 +1,409 @@
+/**
+ * The `tpx` provider called directly (one attempt, no transport around it) against a scripted
+ * OpenAI-compatible server on loopback.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/errors.js';
+import type { MessagesRequest, MessageStreamEvent } from '../../src/protocol/messages.js';
+import { createTokenSource, type TokenSource } from '../../src/providers/token-source.js';
+import { createTpxProvider, type TpxConfig } from '../../src/providers/tpx.js';
+import { DIALECTS } from '../../src/translate/dialects.js';
+import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
+import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
+
+let server: ScriptedServer | undefined;
+let attempt: TestAttempt | undefined;
+afterEach(async () => {
+  await attempt?.close();
+  await server?.close();
+  attempt = undefined;
+  server = undefined;
+});
+
+const REQUEST: MessagesRequest = {
+  model: 'served-model',
+  max_tokens: 16,
+  messages: [{ role: 'user', content: 'Hi' }],
+};
+
+const COMPLETION = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'served-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+};
+
+const STATIC = (token = 'tok-static-abc') =>
+  createTokenSource({ kind: 'static', origin: 'TPX_OAUTH_TOKEN', token });
+
+let ids = 0;
+async function provider(steps: Step[] | ((record: never) => Step), config: Partial<TpxConfig> = {}) {
+  server = await startScriptedServer(steps as Step[]);
+  attempt = testAttempt('tpx');
+  return createTpxProvider({
+    tokens: STATIC(),
+    baseUrl: `${server.url}/v1`,
+    model: undefined,
+    generateId: () => `msg_${++ids}`,
+    ...config,
+  });
+}
+
+function chunk(delta: object, finish: string | null = null, extra: object = {}) {
+  return `data: ${JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'served-model',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  })}\n\n`;
+}
+
+async function collect(stream: AsyncGenerator<MessageStreamEvent[]>): Promise<MessageStreamEvent[]> {
+  const events: MessageStreamEvent[] = [];
+  for await (const batch of stream) events.push(...batch);
+  return events;
+}
+
+function textOf(events: MessageStreamEvent[]): string {
+  return events
+    .map((event) =>
+      event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? event.delta.text : '',
+    )
+    .join('');
+}
+
+describe('tpx provider: bearer token', () => {
+  it('sends the bearer token and reports the status of every answer', async () => {
+    const tpx = await provider([step.json(COMPLETION, { headers: { 'x-request-id': 'r1' } })]);
+    const message = await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'Hello' }]);
+    expect(server!.requests[0]!.headers['authorization']).toBe('Bearer tok-static-abc');
+    expect(server!.requests[0]!.url).toBe('/v1/chat/completions');
+    expect(attempt!.reports.map((report) => report.status)).toStrictEqual([200]);
+  });
+
+  it('ends a 401 with MODEL_EAUTH naming the token source, when there is nothing to refresh', async () => {
+    const tpx = await provider([
+      step.json(
+        { error: { message: 'invalid token tok-static-abc' } },
+        { status: 401, headers: { 'x-request-id': 'req_7' } },
+      ),
+    ]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EAUTH', status: 401, provider: 'tpx', retryable: false });
+    expect((error as Error).message).toMatch(
+      /^the tpx endpoint refused the bearer token from TPX_OAUTH_TOKEN: /,
+    );
+    expect((error as Error).message).not.toContain('tok-static-abc');
+    expect((error as Error).message).toContain('[redacted]');
+    expect((error as { body: { error: { type: string } } }).body.error.type).toBe('authentication_error');
+    expect(server!.requests).toHaveLength(1);
+  });
+
+  it('retries a 401 once with the refreshed token, and says so when that is refused too', async () => {
+    let run = 0;
+    const tokens = createTokenSource(
+      { kind: 'command', origin: 'TPX_OAUTH_TOKEN_COMMAND', command: 'c', timeoutMs: 1 },
+      {
+        runCommandSync: () => ({ ok: true, output: 'tok-first-1' }),
+        runCommand: () => Promise.resolve({ ok: true, output: `tok-fresh-${++run}` }),
+      },
+    );
+    const refused = () => step.json({ error: { message: 'no' } }, { status: 401 });
+    const tpx = await provider([refused(), refused()], { tokens });
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(server!.requests.map((request) => request.headers['authorization'])).toStrictEqual([
+      'Bearer tok-first-1',
+      'Bearer tok-fresh-1',
+    ]);
+    expect((error as Error).message).toMatch(
+      /^the tpx endpoint refused the bearer token from TPX_OAUTH_TOKEN_COMMAND, also after the token was refreshed: /,
+    );
+    expect(attempt!.reports.map((report) => report.status)).toStrictEqual([401, 401]);
+  });
+
+  it('gives the cancellation reason when the exchange is cancelled during the refresh', async () => {
+    const deadline = new TransportError('MODEL_ETIMEOUT', 'total deadline', { deadline: 'total' });
+    const refreshFailure = new Error('the refresh was interrupted');
+    const tokens: TokenSource = {
+      kind: 'command',
+      origin: 'C',
+      token: () => Promise.resolve('tok-first-1'),
+      redact: (text) => text,
+      refresh: () => {
+        attempt!.context.cancellation.abort(deadline);
+        return Promise.reject(refreshFailure);
+      },
+    };
+    const tpx = await provider([step.json({}, { status: 401 })], { tokens });
+    expect(await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report))).toBe(deadline);
+  });
+
+  it('passes a failed refresh on when the exchange was not cancelled', async () => {
+    const refreshFailure = new TransportError('MODEL_EAUTH', 'command failed');
+    const tokens: TokenSource = {
+      kind: 'command',
+      origin: 'C',
+      token: () => Promise.resolve('tok-first-1'),
+      redact: (text) => text,
+      refresh: () => Promise.reject(refreshFailure),
+    };
+    const tpx = await provider([step.json({}, { status: 401 })], { tokens });
+    expect(await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report))).toBe(refreshFailure);
+  });
+});
+
+describe('tpx provider: send', () => {
+  it('takes a 200 body holding only an error object for that error', async () => {
+    const tpx = await provider([step.json({ error: { message: 'model overloaded', code: 503 } })]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ provider: 'tpx' });
+    expect((error as Error).message).toContain('model overloaded');
+  });
+
+  it('refuses a 200 body that is not a chat completion, saying why', async () => {
+    const tpx = await provider([step.json({ choices: 'none', error: null })]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect((error as Error).message).toMatch(/^the tpx response is not a valid chat completion: ./);
+  });
+
+  it('explains a 404 about the model with the model it sent', async () => {
+    const tpx = await provider([
+      step.json({ error: { message: 'The model `served-model` does not exist.' } }, { status: 404 }),
+    ]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect((error as Error).message).toMatch(/^the upstream does not serve the model "served-model" \(/);
+  });
+
+  it('explains a 404 of the route with TPX_BASE_URL', async () => {
+    const tpx = await provider([step.text(404, 'Not Found', { 'content-type': 'text/plain' })], {});
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect((error as Error).message).toContain('check TPX_BASE_URL');
+  });
+});
+
+describe('tpx provider: stream', () => {
+  it('translates a JSON answer to a stream request as a stream', async () => {
+    const tpx = await provider([
+      step.json(COMPLETION, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    expect(textOf(events)).toBe('Hello');
+    expect(server!.requests[0]!.headers['accept']).toBe('text/event-stream');
+  });
+
+  it('names the content type and the start of the body of a stream answered with something else', async () => {
+    const tpx = await provider([
+      step.text(200, 'y'.repeat(300), { 'content-type': 'text/plain' }),
+      step.text(200, '', {}),
+    ]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'tpx',
+      message: `the tpx endpoint answered a stream request with text/plain, not text/event-stream: "${'y'.repeat(120)}"`,
+    });
+    const untyped = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect((untyped as Error).message).toBe(
+      'the tpx endpoint answered a stream request with no content type, not text/event-stream: ""',
+    );
+  });
+
+  it('skips pings and blank data, stops at [DONE], and ignores what follows it', async () => {
+    const tpx = await provider([
+      step.sse([
+        'event: ping\ndata: {"whatever":1}\n\n',
+        'data: {"type":"ping"}\n\n',
+        'data: \n\n',
+        chunk({ role: 'assistant', content: 'Hel' }),
+        chunk({ content: 'lo' }),
+        chunk({}, 'stop'),
+        'data: [DONE]\n\n',
+        'data: not json at all\n\n',
+      ]),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hello');
+    expect(events.at(-1)).toStrictEqual({ type: 'message_stop' });
+    expect(events.filter((event) => event.type === 'message_start')).toHaveLength(1);
+  });
+
+  it('takes a data ping that also has choices for a chunk', async () => {
+    const tpx = await provider([
+      step.sse([
+        chunk({ role: 'assistant', content: 'Hi' }, null, { type: 'ping' }),
+        chunk({}, 'stop'),
+        'data: [DONE]\n\n',
+      ]),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hi');
+  });
+
+  it('finishes a stream that ends without [DONE]', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hi');
+    expect(events.at(-1)).toStrictEqual({ type: 'message_stop' });
+  });
+
+  it('raises an error event with the error it carries, before anything was delivered', async () => {
+    const tpx = await provider([
+      step.sse(['event: error\ndata: {"error":{"message":"rate limited","code":429}}\n\n']),
+      step.sse(['event: error\ndata: {"message":"bare error object"}\n\n']),
+      step.sse(['event: error\ndata:\n\n']),
+    ]);
+    const wrapped = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect((wrapped as Error).message).toContain('rate limited');
+    const bare = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect((bare as Error).message).toContain('bare error object');
+    const empty = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(empty).toMatchObject({ provider: 'tpx' });
+  });
+
+  it('delivers what a chunk produced before an error in the same chunk, then fails', async () => {
+    const tpx = await provider([
+      step.sse([
+        chunk({ role: 'assistant', content: 'Hi' }) + 'event: error\ndata: {"error":{"message":"boom"}}\n\n',
+      ]),
+    ]);
+    const delivered: MessageStreamEvent[] = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
+          delivered.push(...batch);
+      })(),
+    );
+    expect((error as Error).message).toContain('boom');
+    expect(delivered[0]!.type).toBe('message_start');
+    expect(textOf(delivered)).toBe('Hi');
+  });
+
+  it('refuses an invalid chunk, saying why', async () => {
+    const tpx = await provider([step.sse(['data: {"choices":"x"}\n\n'])]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect((error as Error).message).toMatch(/^the tpx stream sent an invalid chunk: ./);
+  });
+});
+
+describe('tpx provider: count_tokens', () => {
+  it('estimates locally for a dialect without a counting route', async () => {
+    const tpx = await provider([]);
+    const count = await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(count.input_tokens).toBeGreaterThan(0);
+    expect(server!.requests).toHaveLength(0);
+  });
+
+  it("asks vLLM's /tokenize at the server root", async () => {
+    const tpx = await provider([step.json({ count: 42 })], { dialect: DIALECTS.vllm });
+    expect(await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 42,
+    });
+    expect(server!.requests[0]!.url).toBe('/tokenize');
+    expect(server!.requests[0]!.json).toMatchObject({ model: 'served-model', add_generation_prompt: true });
+    expect(server!.requests[0]!.headers['authorization']).toBe('Bearer tok-static-abc');
+  });
+
+  it("asks llama.cpp's /apply-template then /tokenize with the templated prompt", async () => {
+    const tpx = await provider([step.json({ prompt: '<s>Hi' }), step.json({ tokens: [1, 2, 3] })], {
+      dialect: DIALECTS.llamacpp,
+    });
+    expect(await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 3,
+    });
+    expect(server!.requests.map((request) => request.url)).toStrictEqual(['/apply-template', '/tokenize']);
+    expect(server!.requests[1]!.json).toStrictEqual({
+      content: '<s>Hi',
+      add_special: true,
+      parse_special: true,
+    });
+  });
+
+  it('estimates when the server has no such route or answers something else', async () => {
+    const tpx = await provider(
+      [step.json({}, { status: 404 }), step.json({ no: 'prompt' }), step.text(200, 'not json', {})],
+      { dialect: DIALECTS.llamacpp },
+    );
+    const estimate = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    expect(estimate).toBeGreaterThan(0);
+    expect((await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens).toBe(
+      estimate,
+    );
+    expect(server!.requests).toHaveLength(2);
+  });
+
+  it('fails on a refused token instead of estimating', async () => {
+    const tpx = await provider([step.json({}, { status: 401 })], { dialect: DIALECTS.vllm });
+    expect(await rejectionOf(tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject(
+      {
+        code: 'MODEL_EAUTH',
+      },
+    );
+  });
+});
+
+describe('tpx provider: models and inspect', () => {
+  it('lists the served models, and falls back to the configured model on an error or an unusable list', async () => {
+    const tpx = await provider(
+      [
+        step.json({ object: 'list', data: [{ id: 'a', object: 'model' }] }),
+        step.json({}, { status: 404 }),
+        step.json({ x: 1 }),
+      ],
+      { model: 'configured' },
+    );
+    const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string }[];
+    };
+    expect(listed.data.map((entry) => entry.id)).toStrictEqual(['a']);
+    expect(server!.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
+    for (let index = 0; index < 2; index++) {
+      const fallback = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+        data: { id: string }[];
+      };
+      expect(fallback.data.map((entry) => entry.id)).toStrictEqual(['configured']);
+    }
+  });
+
+  it('fails the model list on a refused token or a network failure', async () => {
+    const tpx = await provider([step.json({}, { status: 401 }), step.reset('before-headers')]);
+    expect(await rejectionOf(tpx.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EAUTH',
+    });
+    expect(await rejectionOf(tpx.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_ETRANSPORT',
+    });
+  });
+
+  it('asks /props of llama.cpp-like servers only', async () => {
+    const models = () => step.json({ data: [{ id: 'a' }] });
+    const generic = await provider([models(), step.json({ n_ctx: 4096 })]);
+    expect((await generic.inspect!({}, attempt!.context, attempt!.report)).contextWindow).toStrictEqual({
+      tokens: 4096,
+      source: `${server!.url}/props`,
+    });
+    await attempt!.close();
+    await server!.close();
+    const llama = await provider([models(), step.json({ n_ctx: 2048 })], { dialect: DIALECTS.llamacpp });
+    expect((await llama.inspect!({}, attempt!.context, attempt!.report)).contextWindow?.tokens).toBe(2048);
+    await attempt!.close();
+    await server!.close();
+    const vllm = await provider([models(), step.json({ n_ctx: 1 })], { dialect: DIALECTS.vllm });
+    expect((await vllm.inspect!({}, attempt!.context, attempt!.report)).contextWindow).toBeUndefined();
+    expect(server!.requests).toHaveLength(1);
+  });
+});
