@@ -459,6 +459,24 @@ describe('translateStream on recorded streams', () => {
     }).rejects.toMatchObject({ code: 'MODEL_EHTTP' });
     expect(seen).toHaveLength(4);
   });
+
+  it('throws "stream ended before the model finished" when the input ends with neither [DONE] nor a finish reason', async () => {
+    async function* source(): AsyncGenerator<Item> {
+      yield delta({ content: 'Hel' });
+    }
+    const seen: MessageStreamEvent[] = [];
+    await expect(async () => {
+      for await (const event of translateStream(source(), context())) seen.push(event);
+    }).rejects.toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: expect.stringMatching(/stream ended before the model finished/),
+    });
+    expect(seen.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+    ]);
+  });
 });
 
 describe('StreamTranslator: stream ends', () => {
