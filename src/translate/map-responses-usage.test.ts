@@ -79,6 +79,15 @@ describe('mapResponsesUsage', () => {
     });
   });
 
+  it('reads a count above the largest safe integer as that integer', () => {
+    expect(mapResponsesUsage({ input_tokens: 1e20, output_tokens: 5 })).toStrictEqual({
+      input_tokens: Number.MAX_SAFE_INTEGER,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+  });
+
   it('ignores token details that are not objects', () => {
     expect(
       mapResponsesUsage(

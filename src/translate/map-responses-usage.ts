@@ -6,6 +6,7 @@
 import type { Usage } from '../protocol/messages.js';
 import type { ResponsesUsage } from '../protocol/responses.js';
 import { isObject } from '../protocol/is-object.js';
+import { readTokenCount } from './read-token-count.js';
 
 /**
  * The Messages usage for a Responses usage object.
@@ -32,20 +33,15 @@ import { isObject } from '../protocol/is-object.js';
 export function mapResponsesUsage(usage: ResponsesUsage | null | undefined): Usage {
   const inputDetails = isObject(usage?.input_tokens_details) ? usage.input_tokens_details : undefined;
   const outputDetails = isObject(usage?.output_tokens_details) ? usage.output_tokens_details : undefined;
-  const input = count(usage?.input_tokens) ?? 0;
-  const cacheRead = count(inputDetails?.['cached_tokens']) ?? 0;
-  const cacheCreation = count(inputDetails?.['cache_write_tokens']) ?? 0;
-  const output = count(usage?.output_tokens) ?? 0;
-  const reasoning = count(outputDetails?.['reasoning_tokens']) ?? 0;
+  const input = readTokenCount(usage?.input_tokens) ?? 0;
+  const cacheRead = readTokenCount(inputDetails?.['cached_tokens']) ?? 0;
+  const cacheCreation = readTokenCount(inputDetails?.['cache_write_tokens']) ?? 0;
+  const output = readTokenCount(usage?.output_tokens) ?? 0;
+  const reasoning = readTokenCount(outputDetails?.['reasoning_tokens']) ?? 0;
   return {
     input_tokens: Math.max(0, input - cacheRead - cacheCreation),
     output_tokens: Math.max(output, reasoning),
     cache_creation_input_tokens: cacheCreation,
     cache_read_input_tokens: cacheRead,
   };
-}
-
-function count(value: unknown): number | undefined {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
-  return Math.max(0, Math.floor(value));
 }

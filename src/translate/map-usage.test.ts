@@ -98,6 +98,21 @@ describe('mapUsage', () => {
     });
   });
 
+  it('reads a count above the largest safe integer as that integer, so the input total adds up exactly', () => {
+    const mapped = mapUsage({
+      prompt_tokens: 2.9519800822266564e16,
+      completion_tokens: 1e300,
+      prompt_tokens_details: { cached_tokens: 3 },
+    });
+    expect(mapped).toStrictEqual({
+      input_tokens: Number.MAX_SAFE_INTEGER - 3,
+      output_tokens: Number.MAX_SAFE_INTEGER,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 3,
+    });
+    expect(mapped.input_tokens + mapped.cache_read_input_tokens!).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('never reports a negative or fractional count, and total input equals prompt tokens when caches fit', () => {
     const count = fc.option(fc.oneof(fc.integer({ min: -5, max: 10_000 }), fc.double()), { nil: undefined });
     fc.assert(

@@ -6,6 +6,7 @@
 import type { ChatCompletionUsage } from '../protocol/chat-completions.js';
 import type { Usage } from '../protocol/messages.js';
 import { isObject } from '../protocol/is-object.js';
+import { readTokenCount } from './read-token-count.js';
 
 /**
  * The Messages usage for an upstream usage object.
@@ -23,7 +24,8 @@ import { isObject } from '../protocol/is-object.js';
  *
  * Missing usage (an interrupted stream, a server that ignores `include_usage`) maps to zeros. Counts that
  * are missing, negative, fractional or not numbers are read as the nearest sane value (0 or rounded down),
- * so the result is always four non-negative integers.
+ * and counts above `Number.MAX_SAFE_INTEGER` as that bound, so the result is always four non-negative
+ * safe integers and `input + cache_read + cache_creation` adds up exactly.
  *
  * @example
  * mapUsage({ prompt_tokens: 339, completion_tokens: 83, prompt_tokens_details: { cached_tokens: 320 } })
@@ -32,19 +34,14 @@ import { isObject } from '../protocol/is-object.js';
 export function mapUsage(usage: ChatCompletionUsage | null | undefined): Usage {
   const rawDetails: unknown = usage?.prompt_tokens_details;
   const details = isObject(rawDetails) ? rawDetails : undefined;
-  const prompt = count(usage?.prompt_tokens) ?? 0;
-  const cacheRead = count(details?.['cached_tokens']) ?? count(usage?.prompt_cache_hit_tokens) ?? 0;
-  const cacheCreation = count(details?.['cache_write_tokens']) ?? 0;
+  const prompt = readTokenCount(usage?.prompt_tokens) ?? 0;
+  const cacheRead =
+    readTokenCount(details?.['cached_tokens']) ?? readTokenCount(usage?.prompt_cache_hit_tokens) ?? 0;
+  const cacheCreation = readTokenCount(details?.['cache_write_tokens']) ?? 0;
   return {
     input_tokens: Math.max(0, prompt - cacheRead - cacheCreation),
-    output_tokens: count(usage?.completion_tokens) ?? 0,
+    output_tokens: readTokenCount(usage?.completion_tokens) ?? 0,
     cache_creation_input_tokens: cacheCreation,
     cache_read_input_tokens: cacheRead,
   };
-}
-
-/** A token count, or `undefined` when the value is not a finite number. */
-function count(value: unknown): number | undefined {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return undefined;
-  return Math.max(0, Math.floor(value));
 }
