@@ -7,6 +7,10 @@
  * npx tsx bench/profile/summarise-profile.ts <dir>/serve.cpuprofile 40
  * ```
  *
+ * `TPX_BENCH_OBSERVABILITY` picks what the proxy observes, as the observability benchmark's variants do:
+ * `metrics` (the default, as `tpx serve` starts), `off` (`--no-metrics`), or `tracing` (metrics, and
+ * OpenTelemetry aimed at an OTLP/HTTP receiver on loopback, `bench/servers/otlp-receiver.ts`).
+ *
  * @module
  */
 import { translateRequest } from '../../src/translate/translate-request.js';
@@ -28,14 +32,30 @@ const upstream =
     ? await spawnServer({ script: 'src/cli.ts', args: ['mock-model', '--port', '0'], env: cleanEnv({}) })
     : await spawnServer({ script: 'bench/servers/anthropic-mock.ts', env: cleanEnv({}) });
 const viaPassThrough = process.env['TPX_BENCH_VIA'] === 'pass-through';
+const observability = process.env['TPX_BENCH_OBSERVABILITY'] ?? 'metrics';
+const receiver =
+  observability === 'tracing'
+    ? await spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) })
+    : undefined;
+const observabilityEnv: Record<string, string> =
+  receiver === undefined
+    ? {}
+    : {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
+        OTEL_METRIC_EXPORT_INTERVAL: '5000',
+        OTEL_SERVICE_NAME: 'tpx-bench',
+      };
 const serve = await spawnServer({
   script: viaPassThrough ? 'bench/servers/pass-through.ts' : 'src/cli.ts',
-  args: viaPassThrough ? [upstream.origin] : ['serve', '--port', '0'],
-  env: cleanEnv(
-    provider === 'tpx'
+  args: viaPassThrough
+    ? [upstream.origin]
+    : ['serve', '--port', '0', ...(observability === 'off' ? ['--no-metrics'] : [])],
+  env: cleanEnv({
+    ...(provider === 'tpx'
       ? { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: upstream.url }
-      : { ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: upstream.origin },
-  ),
+      : { ANTHROPIC_API_KEY: 'bench-key', ANTHROPIC_BASE_URL: upstream.origin }),
+    ...observabilityEnv,
+  }),
   discardStdout: true,
   nodeFlags: profile,
 });
@@ -66,3 +86,4 @@ console.log(
 );
 await serve.stop();
 await upstream.stop();
+await receiver?.stop();

@@ -294,13 +294,17 @@ export function createAnthropicProvider(config: AnthropicConfig): Provider {
           const fragments = toolInputs.get(event.index);
           toolInputs.delete(event.index);
           const text = fragments?.join('') ?? '';
-          if (fragments !== undefined && brokenInput === undefined && !isToolInput(text)) {
-            brokenInput = { index: event.index, text };
+          if (fragments !== undefined && !isToolInput(text)) {
             // A cut input is completed by appending only, as on the tpx path (`complete-cut-json.ts`): one
             // more fragment before the block ends, so the message accumulates. Whether a cut was allowed
-            // is settled at message_delta: only `max_tokens` may cut a tool call.
+            // is settled at message_delta: only `max_tokens` may cut a tool call. Input that no suffix
+            // makes an object, or a second cut input (the limit cuts once), is refused at once.
             const suffix = completeCutJson(text);
-            if (suffix !== undefined && suffix !== '') {
+            if (suffix === undefined || brokenInput !== undefined) {
+              throw unreadableToolInput({ index: event.index, text });
+            }
+            brokenInput = { index: event.index, text };
+            if (suffix !== '') {
               deliver(
                 {
                   type: 'content_block_delta',

@@ -40,6 +40,14 @@ const ROUTES: ReadonlySet<string> = new Set([
   '/metrics',
 ]);
 
+/**
+ * How often the default metrics' event-loop monitor samples the loop's delay, in ms. prom-client's own
+ * default, 10 ms, wakes an idle proxy a hundred times a second: that alone took its CPU at rest from
+ * 1.5 to about 9 ms a second. At 100 ms it costs about 0.5 ms a second, and a scrape every 15 s still
+ * summarises 150 samples (each measures the delay exactly; only the sampling is sparser).
+ */
+export const EVENT_LOOP_SAMPLE_INTERVAL_MS = 100;
+
 const DURATION_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const FIRST_BYTE_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -75,7 +83,12 @@ function boundedLabel(): (value: string | undefined) => string {
 export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.collectProcessMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (options.collectProcessMetrics !== false) {
+    collectDefaultMetrics({
+      register: registry,
+      eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_INTERVAL_MS,
+    });
+  }
   const requests = new Counter({
     name: 'tpx_requests_total',
     help: 'Requests answered, by route, HTTP status, provider, requested model and upstream model.',

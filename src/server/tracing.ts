@@ -36,6 +36,7 @@ import {
   type Histogram,
   type Span,
   type TextMapGetter,
+  type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
 import { TransportError } from '../errors.js';
@@ -147,6 +148,12 @@ export interface TracingOptions {
   /** The instrumentation's version, on every span. */
   version?: string;
 }
+
+const carrierSetter: TextMapSetter<Record<string, string>> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
 
 const headerGetter: TextMapGetter<ExchangeStart['headers']> = {
   keys: (carrier) => Object.keys(carrier),
@@ -295,11 +302,7 @@ export async function startTracing(
               );
               attempts.set(attempt.number, child);
               const carrier: Record<string, string> = {};
-              propagator.inject(trace.setSpan(exchangeContext, child), carrier, {
-                set: (target: Record<string, string>, key: string, value: string) => {
-                  target[key] = value;
-                },
-              });
+              propagator.inject(trace.setSpan(exchangeContext, child), carrier, carrierSetter);
               return carrier;
             },
             onAttemptEnd(attempt) {
@@ -323,35 +326,44 @@ export async function startTracing(
       ...(observer === undefined ? {} : { observer }),
       streamOpened() {},
       end({ record, stopReason }) {
-        const attributes: Attributes = {
-          'gen_ai.operation.name': operation,
-          'gen_ai.provider.name': providerName,
-        };
-        if (record.model !== undefined) attributes['gen_ai.request.model'] = record.model;
-        if (responseModel !== undefined) attributes['gen_ai.response.model'] = responseModel;
-        if (record.error !== undefined) attributes['error.type'] = record.error;
-        const durationSeconds = (performance.now() - startedMs) / 1000;
-        operationDuration?.record(durationSeconds, attributes);
         const usage = record.usage;
         const input = usage?.input_tokens;
         const output = usage?.output_tokens;
-        if (tokenUsage !== undefined) {
+        if (operationDuration !== undefined && tokenUsage !== undefined) {
+          const durationSeconds = (performance.now() - startedMs) / 1000;
+          // Each record hashes its attributes (sorted keys, serialised): the objects are built whole,
+          // once each, rather than spread from a common one.
+          operationDuration.record(
+            durationSeconds,
+            metricAttributes(operation, record.model, responseModel, record.error, undefined),
+          );
           if (input !== undefined && input >= 0 && Number.isFinite(input)) {
-            tokenUsage.record(input, { ...attributes, 'gen_ai.token.type': 'input' });
+            tokenUsage.record(
+              input,
+              metricAttributes(operation, record.model, responseModel, record.error, 'input'),
+            );
           }
           if (output !== undefined && output >= 0 && Number.isFinite(output)) {
-            tokenUsage.record(output, { ...attributes, 'gen_ai.token.type': 'output' });
+            tokenUsage.record(
+              output,
+              metricAttributes(operation, record.model, responseModel, record.error, 'output'),
+            );
           }
         }
         if (span === undefined) return;
-        if (record.model !== undefined) span.updateName(`${operation} ${record.model}`);
-        span.setAttributes(attributes);
+        // The operation and provider were set when the span started; only what the end knows is added.
+        if (record.model !== undefined) {
+          span.updateName(`${operation} ${record.model}`);
+          span.setAttribute('gen_ai.request.model', record.model);
+        }
+        if (responseModel !== undefined) span.setAttribute('gen_ai.response.model', responseModel);
         span.setAttribute('http.response.status_code', record.status);
         span.setAttribute('tpx.request_id', record.requestId);
         if (input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', input);
         if (output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', output);
         if (stopReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
         if (record.error !== undefined) {
+          span.setAttribute('error.type', record.error);
           span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorMessage ?? record.error });
         }
         // An attempt the transport never ended (it cannot happen, but a span left open is never exported).
@@ -359,6 +371,25 @@ export async function startTracing(
         span.end();
       },
     };
+  }
+
+  /** The attributes of one GenAI metric measurement, in a new object (the SDK keeps it as a key). */
+  function metricAttributes(
+    operation: string,
+    requestModel: string | undefined,
+    responseModel: string | undefined,
+    errorType: string | undefined,
+    tokenType: 'input' | 'output' | undefined,
+  ): Attributes {
+    const attributes: Attributes = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': providerName,
+    };
+    if (requestModel !== undefined) attributes['gen_ai.request.model'] = requestModel;
+    if (responseModel !== undefined) attributes['gen_ai.response.model'] = responseModel;
+    if (errorType !== undefined) attributes['error.type'] = errorType;
+    if (tokenType !== undefined) attributes['gen_ai.token.type'] = tokenType;
+    return attributes;
   }
 
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import type { MessageParam, MessagesRequest } from '../protocol/messages.js';
+import type { ContentBlockParam, MessageParam, MessagesRequest } from '../protocol/messages.js';
 import { applyContextEdits, CLEARED_TOOL_RESULT, needsTokenCounter } from './apply-context-edits.js';
 import { checkPairing } from './check-pairing.js';
 
@@ -343,5 +343,394 @@ describe('applyContextEdits: what it refuses', () => {
     expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_thinking_20251015' }]))).toBe(false);
     expect(needsTokenCounter(request(toolRounds(1), [{ type: 'clear_tool_uses_20250919' }]))).toBe(true);
     expect(needsTokenCounter(request(toolRounds(1), undefined))).toBe(false);
+    expect(needsTokenCounter({ ...request(toolRounds(1), undefined), context_management: null })).toBe(false);
+    expect(needsTokenCounter({ ...request(toolRounds(1), undefined), context_management: {} })).toBe(false);
+  });
+});
+
+describe('applyContextEdits: context_management shapes', () => {
+  it('treats a null context_management as none, returning the request itself', () => {
+    const original: MessagesRequest = { ...request(toolRounds(1), undefined), context_management: null };
+    const outcome = applyContextEdits(original, countCharacters);
+    expect(outcome.request).toBe(original);
+    expect(outcome.appliedEdits).toBeUndefined();
+  });
+
+  it('applies nothing, and reports an empty list, for context_management without edits', () => {
+    for (const contextManagement of [{}, { edits: null }, { edits: [] }]) {
+      const outcome = applyContextEdits(
+        { ...request(toolRounds(1), undefined), context_management: contextManagement },
+        countCharacters,
+      );
+      expect(outcome.appliedEdits).toStrictEqual([]);
+      expect(outcome.request).toStrictEqual(request(toolRounds(1), undefined));
+    }
+  });
+
+  it('refuses a context_management, edit list or edit of the wrong shape, naming it', () => {
+    const refusalOf = (contextManagement: unknown): string => {
+      try {
+        applyContextEdits(
+          { ...request(toolRounds(1), undefined), context_management: contextManagement },
+          countCharacters,
+        );
+      } catch (error) {
+        if (isTransportError(error) && error.code === 'MODEL_EINVAL' && error.status === 400)
+          return error.message;
+        throw error;
+      }
+      throw new Error('the edits were applied');
+    };
+    expect(refusalOf('clear')).toBe('context_management must be an object');
+    expect(refusalOf({ edits: { type: 'clear_thinking_20251015' } })).toBe(
+      'context_management.edits must be an array',
+    );
+    expect(refusalOf({ edits: [{ type: 'clear_thinking_20251015' }, 'clear'] })).toBe(
+      'context_management.edits[1] must be an object',
+    );
+  });
+
+  it('accepts thinking clearing twice in a row', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(3), [{ type: 'clear_thinking_20251015' }, { type: 'clear_thinking_20251015' }]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits?.map((edit) => edit.type)).toStrictEqual(['clear_thinking_20251015']);
+  });
+
+  it("uses the caller's input-token count only while the messages are the ones it counted", () => {
+    const edits = [
+      { type: 'clear_thinking_20251015' },
+      { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 5_000 } },
+    ];
+    // The thinking edit changed the messages: the caller's count (of the original) no longer applies,
+    // and the estimate of what is left is below the trigger.
+    const outcome = applyContextEdits(request(toolRounds(5), edits), countCharacters, {
+      inputTokens: 1_000_000,
+    });
+    expect(outcome.appliedEdits?.map((edit) => edit.type)).toStrictEqual(['clear_thinking_20251015']);
+  });
+});
+
+describe('applyContextEdits: clear_tool_inputs and exclude_tools', () => {
+  it('keeps the inputs with clear_tool_inputs false or null', () => {
+    for (const clearInputs of [false, null]) {
+      const outcome = applyContextEdits(
+        request(toolRounds(4), [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 0 },
+            clear_tool_inputs: clearInputs,
+          },
+        ]),
+        countCharacters,
+      );
+      expect(inputs(outcome.request.messages)).toStrictEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(results(outcome.request.messages)[0]).toBe(CLEARED_TOOL_RESULT);
+    }
+  });
+
+  it('refuses a clear_tool_inputs that is not a boolean or a list of names, and lists holding other things', () => {
+    const edit = (fields: Record<string, unknown>) => [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'tool_uses', value: 0 },
+        keep: { type: 'tool_uses', value: 0 },
+        ...fields,
+      },
+    ];
+    expect(refusal(edit({ clear_tool_inputs: 'yes' }))).toBe(
+      'context_management.edits[0].clear_tool_inputs must be a boolean or an array of tool names',
+    );
+    expect(refusal(edit({ clear_tool_inputs: ['tool_0', 3] }))).toBe(
+      'context_management.edits[0].clear_tool_inputs must be an array of tool names',
+    );
+    expect(refusal(edit({ exclude_tools: 'tool_0' }))).toBe(
+      'context_management.edits[0].exclude_tools must be an array of tool names',
+    );
+  });
+
+  it('counts a result without content as empty text when clearing it', () => {
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_0', name: 'tool_0', input: { text: 'y'.repeat(300) } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'done' }] },
+      { role: 'user', content: 'next' },
+    ];
+    const outcome = applyContextEdits(
+      request(messages, [
+        {
+          type: 'clear_tool_uses_20250919',
+          trigger: { type: 'tool_uses', value: 0 },
+          keep: { type: 'tool_uses', value: 0 },
+          clear_tool_inputs: true,
+        },
+      ]),
+      countCharacters,
+    );
+    const emptyResult = applyContextEdits(
+      request(
+        messages.map((message, index) =>
+          index === 2
+            ? { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: '' }] }
+            : message,
+        ),
+        [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 0 },
+            keep: { type: 'tool_uses', value: 0 },
+            clear_tool_inputs: true,
+          },
+        ],
+      ),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits).toStrictEqual(emptyResult.appliedEdits);
+    expect(outcome.appliedEdits).toHaveLength(1);
+    expect(outcome.appliedEdits?.[0]).toMatchObject({ cleared_tool_uses: 1 });
+    expect(outcome.appliedEdits?.[0]?.cleared_input_tokens).toBeGreaterThan(0);
+  });
+});
+
+/** A content entry that is not a block at all. */
+const JUNK_BLOCK = 'junk' as unknown as ContentBlockParam;
+
+/** `toolRounds(count)` with every result `size` characters long. */
+function bigRounds(count: number, size: number): MessageParam[] {
+  return toolRounds(count).map((message) =>
+    Array.isArray(message.content) && message.content[0]?.type === 'tool_result'
+      ? { ...message, content: [{ ...message.content[0], content: 'r'.repeat(size) }] }
+      : message,
+  );
+}
+
+const clearAll = (fields: Record<string, unknown> = {}) => ({
+  type: 'clear_tool_uses_20250919',
+  trigger: { type: 'tool_uses', value: 0 },
+  keep: { type: 'tool_uses', value: 0 },
+  ...fields,
+});
+
+describe('applyContextEdits: what tool-use clearing counts', () => {
+  it('counts the results and, when asked, the inputs it clears, less the placeholders it leaves', () => {
+    // One token per character, ×1.25: two results of 400 characters are 1000 tokens, their inputs
+    // ({"n":0}, {"n":1}: 14 characters) 18 more (ceil of 1017.5), two placeholders of 47 characters 118.
+    const withInputs = applyContextEdits(
+      request(bigRounds(2, 400), [clearAll({ clear_tool_inputs: true })]),
+      countCharacters,
+    );
+    expect(withInputs.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 900 },
+    ]);
+    expect(inputs(withInputs.request.messages)).toStrictEqual([{}, {}]);
+    const resultsOnly = applyContextEdits(request(bigRounds(2, 400), [clearAll()]), countCharacters);
+    expect(resultsOnly.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: 882 },
+    ]);
+  });
+
+  it('clears the input of a call nobody answered, leaving no placeholder', () => {
+    const answer: MessageParam = { role: 'user', content: [{ type: 'text', text: 'no answer' }] };
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'a', name: 't', input: { text: 'y'.repeat(200) } }],
+      },
+      answer,
+    ];
+    const outcome = applyContextEdits(
+      request(messages, [clearAll({ clear_tool_inputs: true })]),
+      countCharacters,
+    );
+    // {"text":"y…y"} is 211 characters: 264 tokens, and nothing comes in its place.
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 264 },
+    ]);
+    expect(inputs(outcome.request.messages)).toStrictEqual([{}]);
+    expect(outcome.request.messages[2]).toBe(answer);
+  });
+
+  it('leaves the messages it does not touch as they were', () => {
+    const messages = bigRounds(2, 10);
+    const outcome = applyContextEdits(
+      request(messages, [clearAll({ keep: { type: 'tool_uses', value: 1 } })]),
+      countCharacters,
+    );
+    expect(outcome.request.messages[0]).toBe(messages[0]);
+    expect(outcome.request.messages[1]).toBe(messages[1]);
+    expect(outcome.request.messages[3]).toBe(messages[3]);
+    expect(outcome.request.messages[4]).toBe(messages[4]);
+    expect(outcome.request.messages[2]).not.toBe(messages[2]);
+  });
+
+  it('triggers on the default of 100000 input tokens once the conversation is over it', () => {
+    const messages = bigRounds(4, 10);
+    (messages[2]!.content as { content: string }[])[0]!.content = 'x'.repeat(80_000);
+    const outcome = applyContextEdits(
+      request(messages, [{ type: 'clear_tool_uses_20250919' }]),
+      countCharacters,
+    );
+    expect(
+      outcome.appliedEdits?.map((edit) => edit.type === 'clear_tool_uses_20250919' && edit.cleared_tool_uses),
+    ).toStrictEqual([1]);
+  });
+
+  it('does not trigger on exactly as many input tokens as the trigger value', () => {
+    const edit = { type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 5_000 } };
+    expect(
+      applyContextEdits(request(toolRounds(5), [edit]), countCharacters, { inputTokens: 5_000 }).appliedEdits,
+    ).toStrictEqual([]);
+    expect(
+      applyContextEdits(request(toolRounds(5), [edit]), countCharacters, { inputTokens: 5_001 }).appliedEdits,
+    ).toHaveLength(1);
+  });
+
+  it('does not count a result the caller already sends cleared', () => {
+    const messages = bigRounds(2, 400);
+    (messages[2]!.content as { content: string }[])[0]!.content = CLEARED_TOOL_RESULT;
+    const outcome = applyContextEdits(request(messages, [clearAll()]), countCharacters);
+    // One result of 400 characters (500 tokens) less one placeholder (59).
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 441 },
+    ]);
+  });
+
+  it('reports nothing when every candidate is excluded', () => {
+    const original = request(toolRounds(2), [clearAll({ exclude_tools: ['tool_0', 'tool_1'] })]);
+    const outcome = applyContextEdits(original, countCharacters);
+    expect(outcome.appliedEdits).toStrictEqual([]);
+    expect(outcome.request.messages).toBe(original.messages);
+  });
+
+  it('takes tool uses only from assistant messages and their first result only from user messages', () => {
+    const messages: MessageParam[] = [
+      { role: 'user', content: 'Start' },
+      {
+        role: 'assistant',
+        content: [
+          JUNK_BLOCK,
+          { type: 'tool_use', id: 'a', name: 't', input: {} },
+          { type: 'tool_result', tool_use_id: 'a', content: 'in the assistant message' },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a', content: 'first' },
+          { type: 'tool_result', tool_use_id: 'a', content: 'second' },
+          { type: 'tool_use', id: 'b', name: 't', input: {} },
+        ],
+      },
+    ];
+    const outcome = applyContextEdits(request(messages, [clearAll()]), countCharacters);
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: 0 },
+    ]);
+    expect(results(outcome.request.messages)).toStrictEqual([
+      'in the assistant message',
+      CLEARED_TOOL_RESULT,
+      'second',
+    ]);
+  });
+
+  it('refuses a malformed trigger, keep or clear_at_least, naming the types it takes', () => {
+    const message =
+      'context_management.edits[0].trigger must be {"type": "input_tokens" or "tool_uses", "value": a non-negative integer}';
+    for (const trigger of [
+      'x',
+      { type: 'seconds', value: 3 },
+      { type: 'tool_uses', value: '3' },
+      { type: 'tool_uses', value: 1.5 },
+      { type: 'tool_uses', value: -1 },
+      { type: 'tool_uses' },
+    ]) {
+      expect(refusal([{ type: 'clear_tool_uses_20250919', trigger }])).toBe(message);
+    }
+    expect(
+      refusal([{ type: 'clear_tool_uses_20250919', clear_at_least: { type: 'tool_uses', value: 1 } }]),
+    ).toBe(
+      'context_management.edits[0].clear_at_least must be {"type": "input_tokens", "value": a non-negative integer}',
+    );
+    expect(refusal([{ type: 'clear_thinking_20251015', keep: { type: 'tool_uses', value: 1 } }])).toBe(
+      'context_management.edits[0].keep must be {"type": "thinking_turns", "value": a non-negative integer}',
+    );
+  });
+
+  it('takes a null option as its default', () => {
+    const outcome = applyContextEdits(
+      request(toolRounds(5), [{ ...clearAll(), keep: null, clear_at_least: null, exclude_tools: null }]),
+      countCharacters,
+    );
+    expect(results(outcome.request.messages)).toStrictEqual([
+      CLEARED_TOOL_RESULT,
+      CLEARED_TOOL_RESULT,
+      'result 2',
+      'result 3',
+      'result 4',
+    ]);
+  });
+});
+
+describe('applyContextEdits: what thinking clearing counts', () => {
+  const turns: MessageParam[] = [
+    { role: 'user', content: 'Start' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'abcd', signature: 's' },
+        { type: 'text', text: 'a' },
+      ],
+    },
+    { role: 'user', content: 'next' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'redacted_thinking', data: 'xxxxxxxx' },
+        { type: 'text', text: 'b' },
+      ],
+    },
+    {
+      role: 'user',
+      content: [
+        { type: 'thinking', thinking: 'zz', signature: 's' },
+        { type: 'text', text: 'u' },
+      ],
+    },
+    { role: 'assistant', content: 'plain' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'last', signature: 's' },
+        { type: 'text', text: 'c' },
+      ],
+    },
+    { role: 'user', content: 'end' },
+  ];
+
+  it('clears thinking and redacted thinking of assistant turns only, and counts what it removed', () => {
+    const outcome = applyContextEdits(request(turns, [{ type: 'clear_thinking_20251015' }]), countCharacters);
+    // "abcd" is 5 tokens (4 × 1.25), 8 characters of redacted data 2.
+    expect(outcome.appliedEdits).toStrictEqual([
+      { type: 'clear_thinking_20251015', cleared_thinking_turns: 2, cleared_input_tokens: 7 },
+    ]);
+    expect(outcome.request.messages[1]?.content).toStrictEqual([{ type: 'text', text: 'a' }]);
+    expect(outcome.request.messages[3]?.content).toStrictEqual([{ type: 'text', text: 'b' }]);
+    expect(outcome.request.messages[4]).toBe(turns[4]);
+    expect(outcome.request.messages[6]).toBe(turns[6]);
+  });
+
+  it('reports nothing when no more turns have thinking than it keeps', () => {
+    const outcome = applyContextEdits(
+      request(turns, [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 3 } }]),
+      countCharacters,
+    );
+    expect(outcome.appliedEdits).toStrictEqual([]);
+    expect(outcome.request.messages).toBe(turns);
   });
 });

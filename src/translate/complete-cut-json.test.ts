@@ -105,3 +105,30 @@ describe('completeCutJson', () => {
     );
   });
 });
+
+describe('completeCutJson: escapes, scalars and what follows the object', () => {
+  it('takes every JSON escape, and a whole \\u escape followed by more members', () => {
+    expect(completed('{"a":"x\\n')).toStrictEqual({ a: 'x\n' });
+    expect(completed('{"a":"\\"\\\\\\/\\b\\f\\r\\t')).toStrictEqual({ a: '"\\/\b\f\r\t' });
+    expect(completed('{"a":"\\u00e9","b":1')).toStrictEqual({ a: 'é', b: 1 });
+    expect(completed('{"\\u00e9":1,"b')).toStrictEqual({ é: 1, b: null });
+  });
+
+  it('refuses an escape JSON does not have, and a \\u escape with a character that is not hex', () => {
+    expect(completeCutJson('{"a":"\\x')).toBeUndefined();
+    expect(completeCutJson('{"a":"\\u00g')).toBeUndefined();
+  });
+
+  it('refuses a scalar that is not a whole literal or number once something follows it', () => {
+    expect(completeCutJson('{"a":tx,')).toBeUndefined();
+    expect(completeCutJson('{"a":1.2.3}')).toBeUndefined();
+    expect(completeCutJson('{"a":nul }')).toBeUndefined();
+  });
+
+  it('refuses anything after the object is closed, and any start but an opening brace', () => {
+    expect(completeCutJson('{"a":1},')).toBeUndefined();
+    expect(completeCutJson('{}{')).toBeUndefined();
+    expect(completeCutJson('[')).toBeUndefined();
+    expect(completeCutJson('x')).toBeUndefined();
+  });
+});

@@ -158,3 +158,47 @@ describe('modelsUrl', () => {
     );
   });
 });
+
+describe('dialect URLs and names: edge cases', () => {
+  it('detects OpenRouter on its subdomains, and nothing on a host that only starts like one', () => {
+    expect(detectDialect('https://eu.openrouter.ai/api/v1')).toBe('openrouter');
+    expect(detectDialect('https://openrouter.ai.example.com/v1')).toBeUndefined();
+    expect(detectDialect('not a url')).toBeUndefined();
+  });
+
+  it('names the valid dialects when refusing a name', () => {
+    expect(() => parseDialectName('gpt', 'TPX_DIALECT')).toThrow(
+      `TPX_DIALECT is "gpt", which is not a known dialect; use one of: ${DIALECT_NAMES.join(', ')}`,
+    );
+    expect(parseDialectName(' Mistral ', 'TPX_DIALECT')).toBe('mistral');
+  });
+
+  it('builds Azure model-list and chat URLs from a resource, a deployment, the v1 API, or a path ending in openai', () => {
+    const options = (baseUrl: string) => ({ baseUrl, model: 'my deployment', azureApiVersion: '2024-10-21' });
+    const azure = DIALECTS.azure;
+    expect(modelsUrl(azure, options('https://r.openai.azure.com/'))).toBe(
+      'https://r.openai.azure.com/openai/models?api-version=2024-10-21',
+    );
+    expect(modelsUrl(azure, options('https://r.openai.azure.com/openai/deployments/d1'))).toBe(
+      'https://r.openai.azure.com/openai/models?api-version=2024-10-21',
+    );
+    expect(modelsUrl(azure, options('https://r.openai.azure.com/openai/v1'))).toBe(
+      'https://r.openai.azure.com/openai/v1/models',
+    );
+    expect(modelsUrl(azure, options('https://r.openai.azure.com/openai/v1/extra'))).toBe(
+      'https://r.openai.azure.com/openai/v1/extra/openai/models?api-version=2024-10-21',
+    );
+    expect(chatCompletionsUrl(azure, options('https://r.openai.azure.com/openai'))).toBe(
+      'https://r.openai.azure.com/openai/deployments/my%20deployment/chat/completions?api-version=2024-10-21',
+    );
+    expect(chatCompletionsUrl(azure, options('https://r.openai.azure.com/openai/deployments/d1/x'))).toBe(
+      'https://r.openai.azure.com/openai/deployments/d1/x/openai/deployments/my%20deployment/chat/completions?api-version=2024-10-21',
+    );
+    expect(chatCompletionsUrl(azure, options('https://r.openai.azure.com/openai/v1/x'))).toBe(
+      'https://r.openai.azure.com/openai/v1/x/openai/deployments/my%20deployment/chat/completions?api-version=2024-10-21',
+    );
+    expect(modelsUrl(azure, options('https://r.openai.azure.com//'))).toBe(
+      'https://r.openai.azure.com/openai/models?api-version=2024-10-21',
+    );
+  });
+});

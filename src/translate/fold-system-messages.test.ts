@@ -96,3 +96,98 @@ describe('foldSystemMessages', () => {
     expect(folded[2]).toEqual({ role: 'user', content: `${wrapped('y')}\n\n${wrapped('z')}` });
   });
 });
+
+describe('foldSystemMessages: developer messages, parts and empty texts', () => {
+  it('treats developer messages as system messages, leading and later', () => {
+    expect(
+      foldSystemMessages([
+        { role: 'developer', content: 'D1' },
+        { role: 'system', content: 'S1' },
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+        { role: 'developer', content: 'D2' },
+        { role: 'user', content: 'three' },
+      ] as ChatMessage[]),
+    ).toStrictEqual([
+      { role: 'system', content: 'D1\n\nS1' },
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: `${wrapped('D2')}\n\nthree` },
+    ]);
+  });
+
+  it('joins the text parts of a system message with a blank line', () => {
+    expect(
+      foldSystemMessages([
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        { role: 'user', content: 'Hi' },
+      ] as ChatMessage[]),
+    ).toStrictEqual([
+      { role: 'system', content: 'a\n\nb' },
+      { role: 'user', content: 'Hi' },
+    ]);
+  });
+
+  it('drops empty system messages, leading and later', () => {
+    expect(
+      foldSystemMessages([
+        { role: 'system', content: '' },
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+        { role: 'system', content: '' },
+        { role: 'user', content: 'three' },
+      ]),
+    ).toStrictEqual([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+    ]);
+  });
+
+  it('puts trailing system texts after a user message with parts, or alone joined by a blank line', () => {
+    expect(
+      foldSystemMessages([
+        { role: 'user', content: [{ type: 'text', text: 'one' }] },
+        { role: 'system', content: 'late' },
+      ]),
+    ).toStrictEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: wrapped('late') },
+        ],
+      },
+    ]);
+    expect(
+      foldSystemMessages([
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'two' },
+        { role: 'system', content: 'x' },
+        { role: 'system', content: 'y' },
+      ]),
+    ).toStrictEqual([
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: `${wrapped('x')}\n\n${wrapped('y')}` },
+    ]);
+  });
+
+  it('returns messages without system messages as they are', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+    ];
+    expect(foldSystemMessages(messages)).toStrictEqual(messages);
+    expect(foldSystemMessages([])).toStrictEqual([]);
+    expect(foldSystemMessages([{ role: 'system', content: 'only' }])).toStrictEqual([
+      { role: 'system', content: 'only' },
+    ]);
+  });
+});

@@ -496,3 +496,58 @@ describe('a stated rate limit stays a rate limit, whatever the message says', ()
     expect([error.status, error.body.error.type]).toEqual([529, 'overloaded_error']);
   });
 });
+
+describe('mapUpstreamError: body and header edge cases', () => {
+  it('ignores an empty request id header and a request id in the body that is not a string', () => {
+    const error = mapUpstreamError({
+      status: 500,
+      bodyText: JSON.stringify({ error: { message: 'boom' }, request_id: 12345 }),
+      headers: { 'request-id': '' },
+      provider: 'tpx',
+    });
+    expect(error.requestId).toBeUndefined();
+    expect(error.body).toStrictEqual({ type: 'error', error: { type: 'api_error', message: error.message } });
+    const fromBody = mapUpstreamError({
+      status: 500,
+      bodyText: JSON.stringify({ error: { message: 'boom' }, request_id: 12345 }),
+      provider: 'tpx',
+    });
+    expect(fromBody.requestId).toBeUndefined();
+  });
+
+  it('reads insufficient_quota as billing only on a 429', () => {
+    const error = mapUpstreamError({
+      status: 400,
+      bodyText: openAiBody('quota', 'insufficient_quota'),
+      provider: 'tpx',
+    });
+    expect([error.status, error.body.error.type, error.retryable]).toStrictEqual([
+      400,
+      'invalid_request_error',
+      false,
+    ]);
+  });
+
+  it('reads a JSON body after leading whitespace, and a JSON array as JSON', () => {
+    const padded = mapUpstreamError({
+      status: 400,
+      bodyText: `\n  ${openAiBody('bad field')}`,
+      provider: 'tpx',
+    });
+    expect(padded.message).toBe('400 invalid_request_error: bad field');
+    const list = mapUpstreamError({ status: 400, bodyText: '["bad", "field"]', provider: 'tpx' });
+    expect(list.message).toBe('400 Bad Request: ["bad", "field"]');
+  });
+
+  it('reads a body that does not start like a JSON object or array as text, though it parses as JSON', () => {
+    const number = mapUpstreamError({
+      status: 500,
+      bodyText: '12345',
+      contentType: 'text/plain',
+      provider: 'tpx',
+    });
+    expect(number.message).toBe(
+      'upstream answered 500 Internal Server Error with a text/plain body, not JSON (12345)',
+    );
+  });
+});

@@ -14,6 +14,7 @@ import {
   type ProviderName,
 } from '../errors.js';
 import { isObject } from '../protocol/is-object.js';
+import { describeContextOverflow } from './describe-context-overflow.js';
 import { describeJsonError, readMessagesError } from './describe-json-error.js';
 import { describeNonJsonBody, reasonPhrase } from './describe-non-json-body.js';
 import { parseRetryAfter } from './parse-retry-after.js';
@@ -73,7 +74,10 @@ export interface UpstreamErrorResponse {
  * An `x-should-retry: true|false` header overrides `retryable`, as in the official SDKs.
  *
  * The message always starts with the upstream status, e.g.
- * `429 rate_limit_exceeded: Rate limit reached for gpt-4o-mini …`.
+ * `429 rate_limit_exceeded: Rate limit reached for gpt-4o-mini …`. A 400 that says the prompt does not
+ * fit the context (llama.cpp's `exceed_context_size_error`, OpenAI's `context_length_exceeded`) also
+ * says it in Anthropic's words, `prompt is too long: N tokens > M maximum`, before the upstream's own
+ * (`describe-context-overflow.ts`).
  * `retryAfterMs` comes from `retry-after-ms`, else from `retry-after` in seconds (an HTTP-date value is
  * left to the caller, who has a clock; the header itself is kept in `headers`). `requestId` is the
  * `request-id` or `x-request-id` header, else the body's `request_id`.
@@ -106,7 +110,9 @@ export function mapUpstreamError(input: UpstreamErrorResponse): TransportError {
     const text = described?.message ?? excerpt(input.bodyText);
     classification = classify(upstreamStatus, described?.code, described?.type, text);
     const label = described?.code ?? described?.type ?? reasonPhrase(upstreamStatus);
-    message = `${upstreamStatus} ${label}: ${text}`;
+    // A prompt over the context window is said in Anthropic's words too, so clients compact and retry.
+    const overflow = classification.status === 400 ? describeContextOverflow(parsed.value) : undefined;
+    message = `${upstreamStatus} ${label}: ${overflow === undefined ? '' : `${overflow}; `}${text}`;
   } else {
     const description = describeNonJsonBody(upstreamStatus, input.bodyText, input.contentType);
     classification = classify(upstreamStatus, undefined, undefined, description.text);

@@ -40,3 +40,12 @@ describe('readModelListContextSize', () => {
     expect(readModelListContextSize({})).toBeUndefined();
   });
 });
+
+describe('context sizes that are not whole positive numbers', () => {
+  it('reads none from a fraction, zero or a string', () => {
+    for (const size of [1.5, 0, '4096']) {
+      expect(readLlamaCppContextSize({ default_generation_settings: { n_ctx: size } })).toBeUndefined();
+      expect(readModelListContextSize({ data: [{ id: 'm', max_model_len: size }] }, 'm')).toBeUndefined();
+    }
+  });
+});

@@ -42,3 +42,36 @@ describe('readContextSize', () => {
     expect(readContextSize(null)).toBeUndefined();
   });
 });
+
+describe('readModelCatalog and readContextSize: values real servers send', () => {
+  it('skips entries that are not objects or have an empty or non-string id', () => {
+    expect(readModelCatalog({ data: [null, 'qwen3', { id: '' }, { id: 3 }, { id: 'llama' }] })).toStrictEqual(
+      [{ id: 'llama' }],
+    );
+    expect(readModelCatalog(null)).toBeUndefined();
+  });
+
+  it('takes only a whole, positive context window, and tries the next field otherwise', () => {
+    expect(
+      readModelCatalog({
+        data: [
+          { id: 'a', max_model_len: 0, context_length: 8_192 },
+          { id: 'b', max_model_len: 1.5 },
+          { id: 'c', context_length: '4096', max_context_length: 2_048 },
+          { id: 'd', max_model_len: -1 },
+        ],
+      }),
+    ).toStrictEqual([
+      { id: 'a', contextWindow: 8_192 },
+      { id: 'b' },
+      { id: 'c', contextWindow: 2_048 },
+      { id: 'd' },
+    ]);
+  });
+
+  it('falls back to the top-level n_ctx when the settings have no usable one', () => {
+    expect(readContextSize({ default_generation_settings: { n_ctx: 0 }, n_ctx: 2_048 })).toBe(2_048);
+    expect(readContextSize({ default_generation_settings: {}, n_ctx: 1_024 })).toBe(1_024);
+    expect(readContextSize({ n_ctx: 1.5 })).toBeUndefined();
+  });
+});

@@ -459,6 +459,24 @@ describe('translateStream on recorded streams', () => {
     }).rejects.toMatchObject({ code: 'MODEL_EHTTP' });
     expect(seen).toHaveLength(4);
   });
+
+  it('throws "stream ended before the model finished" when the input ends with neither [DONE] nor a finish reason', async () => {
+    async function* source(): AsyncGenerator<Item> {
+      yield delta({ content: 'Hel' });
+    }
+    const seen: MessageStreamEvent[] = [];
+    await expect(async () => {
+      for await (const event of translateStream(source(), context())) seen.push(event);
+    }).rejects.toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: expect.stringMatching(/stream ended before the model finished/),
+    });
+    expect(seen.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+    ]);
+  });
 });
 
 describe('StreamTranslator: stream ends', () => {
@@ -961,5 +979,107 @@ describe('StreamTranslator: tool calls', () => {
   ])('throws MODEL_EPROTO, not a TypeError, for %s', (_name, chunk) => {
     const { error } = run([chunk as ChatCompletionChunk]);
     expect(error?.code).toBe('MODEL_EPROTO');
+  });
+});
+
+describe('StreamTranslator: null fields real servers send', () => {
+  it('reads a chunk whose error is null as an ordinary chunk', () => {
+    expect(complete([delta({ content: 'ok' }, null, { error: null }), finish('stop')]).content).toStrictEqual(
+      [{ type: 'text', text: 'ok' }],
+    );
+  });
+
+  it('takes the usage of a chunk whose choices are null, or missing', () => {
+    const usage = { prompt_tokens: 7, completion_tokens: 3 };
+    for (const usageChunk of [{ choices: null, usage }, { usage }]) {
+      const { events, error } = run([delta({ content: 'x' }), finish('stop'), usageChunk, 'done']);
+      expect(error).toBeUndefined();
+      expect(events.at(-2)).toStrictEqual({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: {
+          output_tokens: 3,
+          input_tokens: 7,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      });
+    }
+  });
+
+  it('reads a choice whose index is null or missing as choice 0', () => {
+    const message = complete([
+      { choices: [{ index: null, delta: { content: 'A' } }] } as unknown as ChatCompletionChunk,
+      { choices: [{ delta: { content: 'B' } }] },
+      finish('stop'),
+    ]);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'AB' }]);
+  });
+
+  it('keeps the finish reason of a choice whose delta is null or missing', () => {
+    for (const choice of [
+      { index: 0, delta: null, finish_reason: 'length' },
+      { index: 0, finish_reason: 'length' },
+    ]) {
+      const message = complete([delta({ content: 'cut' }), { choices: [choice] }]);
+      expect([message.content, message.stop_reason]).toStrictEqual([
+        [{ type: 'text', text: 'cut' }],
+        'max_tokens',
+      ]);
+    }
+  });
+
+  it('ignores tool_calls: null and function.arguments: null', () => {
+    const { events, error } = run([
+      delta({ content: 'Hi', tool_calls: null }),
+      toolCall({ index: 0, id: 'call_1', function: { name: 'up_f', arguments: null } }),
+      toolCall({ index: 0, function: { arguments: null } }),
+      finish('tool_calls'),
+    ]);
+    expect(error).toBeUndefined();
+    expect(events.slice(1, -2)).toStrictEqual([
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'call_1', name: 'f', input: {} },
+      },
+      { type: 'content_block_stop', index: 1 },
+    ]);
+  });
+});
+
+describe('StreamTranslator: tool-call indexes', () => {
+  it.each([
+    ['negative', -1],
+    ['fractional', 0.5],
+    ['a string', '0'],
+  ])('places fragments with a %s index as if they had none: a name starts a new call', (_name, index) => {
+    const message = complete([
+      toolCall({ index, id: 'a', function: fn('f', '{"x":1}') }),
+      toolCall({ index, id: 'b', function: fn('g', '{"y":') }),
+      toolCall({ index, function: fn(undefined, '2}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toStrictEqual([
+      { type: 'tool_use', id: 'a', name: 'f', input: { x: 1 } },
+      { type: 'tool_use', id: 'b', name: 'g', input: { y: 2 } },
+    ]);
+  });
+
+  it('flushes index-less calls after the indexed ones, in the order they started', () => {
+    const message = complete([
+      toolCall({ index: 3, id: 'c3', function: fn('f', '{"n":3}') }),
+      toolCall({ index: 1, id: 'c1', function: fn('f', '{"n":1}') }),
+      delta({ tool_calls: [{ id: 'free', function: fn('g', '{"n":4}') }] }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toStrictEqual([
+      { type: 'tool_use', id: 'c3', name: 'f', input: { n: 3 } },
+      { type: 'tool_use', id: 'c1', name: 'f', input: { n: 1 } },
+      { type: 'tool_use', id: 'free', name: 'g', input: { n: 4 } },
+    ]);
   });
 });

@@ -372,7 +372,7 @@ describe('tpx (dialect llamacpp) replaying llama.cpp b11669', () => {
     ['send', 'chat.error.context-overflow'],
     ['stream', 'chat.error.context-overflow.stream'],
   ])(
-    'maps the recorded context overflow (%s) to 400 invalid_request_error quoting the server’s sizes',
+    'maps the recorded context overflow (%s) to 400 invalid_request_error saying “prompt is too long” with the server’s sizes',
     async (mode, name) => {
       const scripted = await serve({ '/v1/chat/completions': name });
       const transport = tpxTransport(scripted);
@@ -387,7 +387,10 @@ describe('tpx (dialect llamacpp) replaying llama.cpp b11669', () => {
       expect(error.status).toBe(400);
       expect(error.body.error.type).toBe('invalid_request_error');
       expect(error.retryable).toBe(false);
-      expect(error.message).toContain('exceeds the available context size (256 tokens)');
+      // Claude Code compacts on "prompt is too long" in the message; the server's own words follow.
+      expect(error.message).toContain('prompt is too long: 559 tokens > 256 maximum');
+      expect(error.body.error.message).toContain('prompt is too long');
+      expect(error.message).toContain('exceeds the available context size (256 tokens), try increasing it');
     },
   );
 
@@ -511,8 +514,12 @@ describe('anthropic provider replaying llama.cpp b11669’s /v1/messages', () =>
   });
 
   it.each([
-    ['send', 'messages.error.context-overflow', /context size/],
-    ['stream', 'messages.error.context-overflow.stream', /context size/],
+    ['send', 'messages.error.context-overflow', /prompt is too long: 559 tokens > 256 maximum; request/],
+    [
+      'stream',
+      'messages.error.context-overflow.stream',
+      /prompt is too long: 559 tokens > 256 maximum; request/,
+    ],
     ['send', 'strict.messages.error.system-not-first', /System message must be at the beginning/],
   ])(
     'maps the recorded error (%s, %s) to 400 invalid_request_error with the server’s reason',

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { configureProperties, propertySeed, PROPERTY_TIME_LIMIT_MS } from './property-settings.js';
+import {
+  configureProperties,
+  propertySeed,
+  propertyTimeLimitMs,
+  PROPERTY_TIME_LIMIT_MS,
+} from './property-settings.js';
 
 const installed = fc.readConfigureGlobal();
 afterEach(() => {
@@ -36,6 +41,28 @@ describe('propertySeed', () => {
 
   it('refuses a TPX_FUZZ_SEED that is not an integer, naming the variable', () => {
     expect(() => propertySeed({ TPX_FUZZ_SEED: '12abc' })).toThrow(/^TPX_FUZZ_SEED is "12abc"; set it to/);
+  });
+});
+
+describe('propertyTimeLimitMs', () => {
+  it('is 5 s when TPX_PROPERTY_TIME_LIMIT_MS is not set or blank', () => {
+    expect(propertyTimeLimitMs({})).toBe(5_000);
+    expect(propertyTimeLimitMs({ TPX_PROPERTY_TIME_LIMIT_MS: ' ' })).toBe(5_000);
+  });
+
+  it('takes a shorter limit from TPX_PROPERTY_TIME_LIMIT_MS, trimmed', () => {
+    expect(propertyTimeLimitMs({ TPX_PROPERTY_TIME_LIMIT_MS: ' 500 ' })).toBe(500);
+  });
+
+  it.each(['0', '-5', '1.5', '5s'])('refuses TPX_PROPERTY_TIME_LIMIT_MS=%s, naming the variable', (value) => {
+    expect(() => propertyTimeLimitMs({ TPX_PROPERTY_TIME_LIMIT_MS: value })).toThrow(
+      `TPX_PROPERTY_TIME_LIMIT_MS is ${JSON.stringify(value)}; set it to a whole number of milliseconds above 0`,
+    );
+  });
+
+  it('is the limit configureProperties installs', () => {
+    configureProperties({ TPX_PROPERTY_TIME_LIMIT_MS: '750' });
+    expect(fc.readConfigureGlobal().interruptAfterTimeLimit).toBe(750);
   });
 });
 

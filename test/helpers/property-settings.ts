@@ -16,6 +16,13 @@ import fc from 'fast-check';
 /** How long one property may run, shrinking included, before it stops and reports what it has. */
 export const PROPERTY_TIME_LIMIT_MS = 5_000;
 
+/**
+ * The variable that shortens that limit, for mutation runs: there every surviving mutant runs each
+ * property that reaches it for the whole limit, which on a busy machine makes a run take hours. Unset,
+ * the limit is {@link PROPERTY_TIME_LIMIT_MS}.
+ */
+export const TIME_LIMIT_VARIABLE = 'TPX_PROPERTY_TIME_LIMIT_MS';
+
 /** The variable that fixes the seed, to replay a failing run. */
 export const SEED_VARIABLE = 'TPX_FUZZ_SEED';
 
@@ -36,6 +43,23 @@ export function propertySeed(env: Record<string, string | undefined>): number {
 }
 
 /**
+ * The time limit for this run: `TPX_PROPERTY_TIME_LIMIT_MS` when set (a positive integer), else
+ * {@link PROPERTY_TIME_LIMIT_MS}. Throws for any other value, rather than silently running with another
+ * limit.
+ */
+export function propertyTimeLimitMs(env: Record<string, string | undefined>): number {
+  const value = env[TIME_LIMIT_VARIABLE]?.trim();
+  if (value === undefined || value === '') return PROPERTY_TIME_LIMIT_MS;
+  const limit = Number(value);
+  if (!Number.isSafeInteger(limit) || limit <= 0) {
+    throw new Error(
+      `${TIME_LIMIT_VARIABLE} is ${JSON.stringify(value)}; set it to a whole number of milliseconds above 0`,
+    );
+  }
+  return limit;
+}
+
+/**
  * Installs the shared settings (time limit, seed, a failure message naming the replay variable) for
  * every `fc.assert` in this process that does not override them, and returns the seed.
  */
@@ -43,7 +67,7 @@ export function configureProperties(env: Record<string, string | undefined> = pr
   const seed = propertySeed(env);
   fc.configureGlobal({
     seed,
-    interruptAfterTimeLimit: PROPERTY_TIME_LIMIT_MS,
+    interruptAfterTimeLimit: propertyTimeLimitMs(env),
     markInterruptAsFailure: false,
     reporter(details) {
       if (!details.failed) return;

@@ -250,7 +250,7 @@ describe('tpx provider against llama.cpp: what the llamacpp dialect reads', () =
     expect(sent.messages[3]!.content).toContain('<system-message>\nPlan mode is on.\n</system-message>');
   });
 
-  it('maps a context overflow to 400 invalid_request_error naming the context size', async () => {
+  it('maps a context overflow to 400 invalid_request_error saying “prompt is too long” and naming the context size', async () => {
     const error = await transport
       .send({ model: 'tiny', max_tokens: 8, messages: [{ role: 'user', content: 'word '.repeat(1500) }] })
       .catch((caught: unknown) => caught);
@@ -260,7 +260,7 @@ describe('tpx provider against llama.cpp: what the llamacpp dialect reads', () =
     expect(error.status).toBe(400);
     expect(error.body.error.type).toBe('invalid_request_error');
     expect(error.message).toMatch(
-      /exceed_context_size_error: request \(\d+ tokens\) exceeds the available context size \(4096 tokens\)/,
+      /exceed_context_size_error: prompt is too long: \d+ tokens > 4096 maximum; request \(\d+ tokens\) exceeds the available context size \(4096 tokens\)/,
     );
   });
 });

@@ -15,12 +15,13 @@
  * seconds.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import { ChildProcesses, startReplica as startTracked, waitFor, type Replica } from './child-processes.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const HAPROXY_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/haproxy.cfg', import.meta.url));
@@ -31,6 +32,11 @@ const PING_INTERVAL_MS = 250;
 const CHECK_INTERVAL_MS = 150;
 /** Long enough for the balancer to see /readyz fail (a few checks) before the replica stops accepting. */
 const DRAIN_DELAY_MS = 600;
+/**
+ * How long a replica may take to get ready. A quiet machine starts one in about a second; a 2-core
+ * machine shared with other heavy work has been seen to take 40 s.
+ */
+const READY_TIMEOUT_MS = 60_000;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -38,15 +44,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const TURNS = 20;
@@ -57,26 +54,19 @@ const KILLED_TEXT = 'a b c d e f g h i j k l m n o p q r s t';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface Replica {
-  port: number;
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
-
+/** Every process this file starts, stopped in `afterAll` whatever happened. */
+const children = new ChildProcesses();
 let mock: MockModelServer;
 let replicas: Replica[] = [];
 let haproxy: ChildProcess | undefined;
 let haproxyOutput = '';
 let lbUrl = '';
 
-async function startReplica(port: number): Promise<Replica> {
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'serve',
-      '--port',
-      String(port),
+function startReplica(port: number): Promise<Replica> {
+  return startTracked(children, {
+    cli: CLI,
+    port,
+    args: [
       '--ping-interval',
       String(PING_INTERVAL_MS),
       '--drain-delay',
@@ -84,21 +74,9 @@ async function startReplica(port: number): Promise<Replica> {
       '--shutdown-grace',
       '5000',
     ],
-    {
-      env: {
-        PATH: process.env['PATH'],
-        TPX_OAUTH_TOKEN: UPSTREAM_TOKEN,
-        TPX_BASE_URL: mock.url,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitFor(
-    async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
-    `replica on port ${port} ready`,
-  );
-  return { port, child, exited };
+    env: { PATH: process.env['PATH'], TPX_OAUTH_TOKEN: UPSTREAM_TOKEN, TPX_BASE_URL: mock.url },
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  });
 }
 
 /** Scrapes one replica directly (not through the balancer). */
@@ -144,7 +122,7 @@ beforeAll(async () => {
   replicas = await Promise.all(ports.map((port) => startReplica(port)));
   const lbPort = await freePort();
   lbUrl = `http://127.0.0.1:${lbPort}`;
-  haproxy = spawn('haproxy', ['-db', '-f', HAPROXY_CONFIG], {
+  haproxy = children.spawn('haproxy', ['-db', '-f', HAPROXY_CONFIG], {
     env: {
       PATH: process.env['PATH'],
       TPX_LB_BIND: `127.0.0.1:${lbPort}`,
@@ -155,16 +133,16 @@ beforeAll(async () => {
       TPX_SERVE_3: `127.0.0.1:${ports[2]}`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }).child;
   haproxy.stdout?.on('data', (chunk: Buffer) => (haproxyOutput += chunk.toString('utf8')));
   haproxy.stderr?.on('data', (chunk: Buffer) => (haproxyOutput += chunk.toString('utf8')));
   await waitFor(async () => (await fetch(`${lbUrl}/readyz`)).status === 200, 'haproxy listening');
-}, 40_000);
+}, READY_TIMEOUT_MS + 30_000);
 
 afterAll(async () => {
-  haproxy?.kill('SIGKILL');
-  for (const replica of replicas) replica.child.kill('SIGKILL');
-  await Promise.all(replicas.map((replica) => replica.exited));
+  // Every replica ever started (also one whose start failed or timed out, and the ones replaced by a
+  // restart) and the balancer: not only those still in `replicas`.
+  await children.stopAll();
   await mock?.close();
 });
 
@@ -257,93 +235,101 @@ describe('behind HAProxy', () => {
     await response.arrayBuffer();
   });
 
-  it('gives a client whose replica is killed mid-stream a clean failure, and serves the next requests elsewhere', async () => {
-    const stream = client().messages.stream({
-      model: 'claude-test',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Stream slowly.' }],
-    });
-    const texts: string[] = [];
-    stream.on('text', (text) => texts.push(text));
-    const outcome = stream.finalMessage().then(
-      () => 'completed',
-      (error: unknown) => error,
-    );
-    // The replica with the open stream is the one to kill.
-    let victim: Replica | undefined;
-    await waitFor(async () => {
-      const open = await Promise.all(
-        replicas.map(async (replica) => sum(await scrape(replica), 'tpx_open_streams')),
-      );
-      victim = replicas[open.findIndex((count) => count > 0)];
-      return victim !== undefined && texts.length > 0;
-    }, 'a stream in progress');
-    victim!.child.kill('SIGKILL');
-    const result = await outcome;
-    expect(result).toBeInstanceOf(Error);
-    expect(texts.join('')).not.toBe(KILLED_TEXT);
-    await victim!.exited;
-
-    for (let index = 0; index < 6; index++) {
-      const message = await client().messages.create({
+  it(
+    'gives a client whose replica is killed mid-stream a clean failure, and serves the next requests elsewhere',
+    async () => {
+      const stream = client().messages.stream({
         model: 'claude-test',
-        max_tokens: 32,
-        messages: [{ role: 'user', content: `after the crash ${index}` }],
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Stream slowly.' }],
       });
-      expect(message.type).toBe('message');
-    }
-    // Back to three replicas for what follows.
-    const restarted = await startReplica(victim!.port);
-    replicas = replicas.map((replica) => (replica === victim ? restarted : replica));
-  });
+      const texts: string[] = [];
+      stream.on('text', (text) => texts.push(text));
+      const outcome = stream.finalMessage().then(
+        () => 'completed',
+        (error: unknown) => error,
+      );
+      // The replica with the open stream is the one to kill.
+      let victim: Replica | undefined;
+      await waitFor(async () => {
+        const open = await Promise.all(
+          replicas.map(async (replica) => sum(await scrape(replica), 'tpx_open_streams')),
+        );
+        victim = replicas[open.findIndex((count) => count > 0)];
+        return victim !== undefined && texts.length > 0;
+      }, 'a stream in progress');
+      victim!.child.kill('SIGKILL');
+      const result = await outcome;
+      expect(result).toBeInstanceOf(Error);
+      expect(texts.join('')).not.toBe(KILLED_TEXT);
+      await victim!.exited;
 
-  it('loses no exchange while every replica is restarted in turn under steady load', async () => {
-    const failures: unknown[] = [];
-    let completed = 0;
-    let running = true;
-    const worker = async (id: number) => {
-      for (let index = 0; running && index < 2_000; index++) {
-        try {
-          if (index % 3 === 0) {
-            await client()
-              .messages.stream({
+      for (let index = 0; index < 6; index++) {
+        const message = await client().messages.create({
+          model: 'claude-test',
+          max_tokens: 32,
+          messages: [{ role: 'user', content: `after the crash ${index}` }],
+        });
+        expect(message.type).toBe('message');
+      }
+      // Back to three replicas for what follows.
+      const restarted = await startReplica(victim!.port);
+      replicas = replicas.map((replica) => (replica === victim ? restarted : replica));
+    },
+    READY_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    'loses no exchange while every replica is restarted in turn under steady load',
+    async () => {
+      const failures: unknown[] = [];
+      let completed = 0;
+      let running = true;
+      const worker = async (id: number) => {
+        for (let index = 0; running && index < 2_000; index++) {
+          try {
+            if (index % 3 === 0) {
+              await client()
+                .messages.stream({
+                  model: 'claude-test',
+                  max_tokens: 32,
+                  messages: [{ role: 'user', content: `s${id}-${index}` }],
+                })
+                .finalMessage();
+            } else {
+              await client().messages.create({
                 model: 'claude-test',
                 max_tokens: 32,
-                messages: [{ role: 'user', content: `s${id}-${index}` }],
-              })
-              .finalMessage();
-          } else {
-            await client().messages.create({
-              model: 'claude-test',
-              max_tokens: 32,
-              messages: [{ role: 'user', content: `j${id}-${index}` }],
-            });
+                messages: [{ role: 'user', content: `j${id}-${index}` }],
+              });
+            }
+            completed += 1;
+          } catch (error) {
+            failures.push(error);
           }
-          completed += 1;
-        } catch (error) {
-          failures.push(error);
+          // Steady, not flat out: the replicas being restarted need the CPU to start.
+          await sleep(25);
         }
-        // Steady, not flat out: the replicas being restarted need the CPU to start.
-        await sleep(25);
+      };
+      const load = Promise.all([worker(1), worker(2)]);
+      try {
+        for (let index = 0; index < replicas.length; index++) {
+          const replica = replicas[index]!;
+          replica.child.kill('SIGTERM');
+          expect(await replica.exited).toBe(0);
+          replicas[index] = await startReplica(replica.port);
+          // Let the balancer see it healthy again before the next one goes.
+          await sleep(CHECK_INTERVAL_MS * 3);
+        }
+      } finally {
+        running = false;
+        await load;
       }
-    };
-    const load = Promise.all([worker(1), worker(2)]);
-    try {
-      for (let index = 0; index < replicas.length; index++) {
-        const replica = replicas[index]!;
-        replica.child.kill('SIGTERM');
-        expect(await replica.exited).toBe(0);
-        replicas[index] = await startReplica(replica.port);
-        // Let the balancer see it healthy again before the next one goes.
-        await sleep(CHECK_INTERVAL_MS * 3);
-      }
-    } finally {
-      running = false;
-      await load;
-    }
-    expect(failures).toEqual([]);
-    expect(completed).toBeGreaterThan(20);
-  }, 45_000);
+      expect(failures).toEqual([]);
+      expect(completed).toBeGreaterThan(20);
+    },
+    3 * READY_TIMEOUT_MS + 30_000,
+  );
 });
 
 afterAll(() => {

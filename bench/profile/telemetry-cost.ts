@@ -1,0 +1,114 @@
+/**
+ * What the proxy's telemetry alone costs per exchange, without the proxy around it: the calls an
+ * exchange makes on its `ExchangeTelemetry` (start, one upstream attempt, the end with usage and a
+ * stop reason), in this process, for the Prometheus metrics, OpenTelemetry (spans and the GenAI
+ * histograms, exported over OTLP/HTTP to a receiver on loopback in a child process), and both. CPU time
+ * of this process per exchange, including the exports' serialisation and sending (each measure ends
+ * with a flush of what is still buffered), medians over rounds in rotating order.
+ *
+ * ```
+ * npx tsx bench/profile/telemetry-cost.ts [exchanges per round = 20000] [rounds = 5]
+ * node --cpu-prof … (or `npx tsx --cpu-prof …`) to see inside one variant: TPX_BENCH_TELEMETRY=tracing
+ * ```
+ *
+ * The proxy's own CPU per request (`bench/profile/one-load.ts`, or the proxy benchmark) is the figure
+ * to hold these against: the observability target is ≤ 5% of it.
+ *
+ * @module
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { createProxyMetrics } from '../../src/server/metrics.js';
+import type { ExchangeRecord } from '../../src/server/logger.js';
+import { combineTelemetry, type Telemetry } from '../../src/server/telemetry.js';
+import { startTracing, type Tracing } from '../../src/server/tracing.js';
+import { cleanEnv, spawnServer } from '../harness/children.js';
+import { median } from '../harness/stats.js';
+
+const exchanges = Number(process.argv[2] ?? 20_000);
+const rounds = Number(process.argv[3] ?? 5);
+/** Exchanges between two turns of the event loop (timers and exports run there, as in the proxy). */
+const BURST = 16;
+
+const receiver = await spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) });
+
+interface Running {
+  telemetry: Telemetry;
+  tracing?: Tracing;
+}
+
+type VariantName = 'metrics' | 'tracing' | 'metrics + tracing';
+
+async function start(name: VariantName): Promise<Running> {
+  const metrics =
+    name === 'tracing' ? undefined : createProxyMetrics({ provider: 'tpx', collectProcessMetrics: false });
+  const tracing =
+    name === 'metrics'
+      ? undefined
+      : await startTracing(
+          { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin, OTEL_METRIC_EXPORT_INTERVAL: '5000' },
+          { providerName: 'openai-compatible', version: '0.0.0' },
+        );
+  const telemetry = combineTelemetry(metrics, tracing)!;
+  return tracing === undefined ? { telemetry } : { telemetry, tracing };
+}
+
+const headers = {
+  host: '127.0.0.1:4000',
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+  'x-api-key': 'unused',
+  'content-length': '180',
+};
+
+function oneExchange(telemetry: Telemetry, index: number): void {
+  const exchange = telemetry.startExchange({ method: 'POST', path: '/v1/messages', headers });
+  const attempt = { number: 1, provider: 'tpx' as const };
+  exchange.observer?.onAttemptStart?.(attempt);
+  exchange.observer?.onAttemptEnd?.({ ...attempt, status: 200, upstreamModel: 'mock-model', durationMs: 3 });
+  const record: ExchangeRecord = {
+    requestId: `req_${index}`,
+    method: 'POST',
+    path: '/v1/messages',
+    provider: 'tpx',
+    status: 200,
+    durationMs: 4.2,
+    model: 'claude-sonnet-4-5',
+    upstreamModel: 'mock-model',
+    stream: false,
+    attempts: 1,
+    usage: { input_tokens: 25, output_tokens: 12 },
+  };
+  exchange.end({ record, stopReason: 'end_turn', timeToFirstByteMs: 4 });
+}
+
+async function measure(name: VariantName): Promise<number> {
+  const running = await start(name);
+  for (let index = 0; index < 2_000; index++) oneExchange(running.telemetry, index);
+  await yieldToLoop();
+  const before = process.cpuUsage();
+  for (let index = 0; index < exchanges; index++) {
+    oneExchange(running.telemetry, index);
+    if (index % BURST === BURST - 1) await yieldToLoop();
+  }
+  await running.tracing?.shutdown();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / exchanges;
+}
+
+const only = process.env['TPX_BENCH_TELEMETRY'] as VariantName | undefined;
+const names: VariantName[] = only === undefined ? ['metrics', 'tracing', 'metrics + tracing'] : [only];
+const results = new Map<VariantName, number[]>(names.map((name) => [name, []]));
+for (let round = 0; round < rounds; round++) {
+  for (let offset = 0; offset < names.length; offset++) {
+    const name = names[(round + offset) % names.length]!;
+    results.get(name)!.push(await measure(name));
+  }
+}
+for (const [name, values] of results) {
+  process.stdout.write(
+    `${name.padEnd(18)} ${median(values).toFixed(1).padStart(6)} µs/exchange  (rounds: ${values.map((value) => value.toFixed(1)).join(' / ')})\n`,
+  );
+}
+const stats = await (await fetch(`${receiver.origin}/stats`)).json();
+process.stdout.write(`receiver: ${JSON.stringify(stats)}\n`);
+await receiver.stop();
