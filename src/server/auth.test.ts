@@ -6,6 +6,22 @@ describe('presentedCredentials', () => {
     expect(presentedCredentials({ 'x-api-key': 'k1', authorization: 'bearer  t1' })).toEqual(['k1', 't1']);
   });
 
+  it('trims the blanks around a key or a bearer token, so a pasted trailing space still matches', () => {
+    expect(presentedCredentials({ 'x-api-key': ' k1 \t' })).toStrictEqual(['k1']);
+    expect(presentedCredentials({ authorization: 'Bearer t1 \t ' })).toStrictEqual(['t1']);
+    expect(createProxyAuth('s3cret-token')({ authorization: 'Bearer s3cret-token ' })).toBe(true);
+  });
+
+  it('finds no bearer token in a Bearer scheme followed by blanks only', () => {
+    expect(presentedCredentials({ authorization: 'Bearer  \t ' })).toStrictEqual([]);
+  });
+
+  it('reads the first value of a header sent twice', () => {
+    expect(
+      presentedCredentials({ 'x-api-key': ['k1', 'k2'], authorization: ['Bearer t1', 'Bearer t2'] }),
+    ).toStrictEqual(['k1', 't1']);
+  });
+
   it('ignores other authorization schemes and empty values', () => {
     expect(presentedCredentials({ 'x-api-key': '', authorization: 'Basic dXNlcjpwYXNz' })).toEqual([]);
   });
