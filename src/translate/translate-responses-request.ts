@@ -47,6 +47,7 @@ import { checkToolIdCollisions } from './check-tool-id-collisions.js';
 import { decodeToolId } from './tool-id-codec.js';
 import { createToolNameMap, type ToolNameMap } from './tool-name-codec.js';
 import { TOOL_ERROR_PREFIX } from './translate-tool-results.js';
+import { translateToolChoice } from './translate-tool-choice.js';
 import { isObject } from '../protocol/is-object.js';
 import { stringifyExactJson } from '../protocol/exact-json.js';
 
@@ -115,7 +116,7 @@ export function translateResponsesRequest(
 
   if (tools.length > 0) body.tools = tools.map((tool) => translateTool(tool, toolNames));
   if (request.tool_choice !== undefined) {
-    const choice = translateToolChoice(request.tool_choice, tools, toolNames);
+    const choice = translateResponsesToolChoice(request.tool_choice, tools, toolNames);
     if (choice !== undefined) {
       body.tool_choice = choice.toolChoice;
       if (choice.parallelToolCalls === false) body.parallel_tool_calls = false;
@@ -260,34 +261,23 @@ function translateTool(tool: ToolParam, toolNames: ToolNameMap): ResponsesFuncti
   return translated;
 }
 
-function translateToolChoice(
+/**
+ * The Chat Completions choice (`translate-tool-choice.ts`, with its refusals) in the Responses shape, which
+ * names a forced function at the top level instead of under `function`.
+ */
+function translateResponsesToolChoice(
   choice: ToolChoice,
   tools: readonly ToolParam[],
   toolNames: ToolNameMap,
 ): { toolChoice: ResponsesToolChoice; parallelToolCalls: boolean | undefined } | undefined {
-  const hasTools = tools.length > 0;
-  const parallelToolCalls =
-    choice.type !== 'none' && choice.disable_parallel_tool_use === true ? false : undefined;
-  switch (choice.type) {
-    case 'auto':
-      return hasTools ? { toolChoice: 'auto', parallelToolCalls } : undefined;
-    case 'none':
-      return hasTools ? { toolChoice: 'none', parallelToolCalls } : undefined;
-    case 'any':
-      if (!hasTools) invalid('tool_choice {"type": "any"} requires at least one tool in tools');
-      return { toolChoice: 'required', parallelToolCalls };
-    case 'tool':
-      if (!tools.some((tool) => tool.name === choice.name)) {
-        invalid(`tool_choice names the tool ${JSON.stringify(choice.name)}, which is not in tools`);
-      }
-      return { toolChoice: { type: 'function', name: toolNames.toUpstream(choice.name) }, parallelToolCalls };
-    default: {
-      const unknown: never = choice;
-      return invalid(
-        `tool_choice has an unknown type ${JSON.stringify((unknown as { type: unknown }).type)}`,
-      );
-    }
-  }
+  const translated = translateToolChoice(choice, tools, toolNames);
+  if (translated === undefined) return undefined;
+  const { toolChoice, parallelToolCalls } = translated;
+  return {
+    toolChoice:
+      typeof toolChoice === 'string' ? toolChoice : { type: 'function', name: toolChoice.function.name },
+    parallelToolCalls,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
