@@ -238,6 +238,30 @@ function sseLine(kind: UpstreamKind) {
   );
 }
 
+/**
+ * The SSE lines of one stream: most runs a free mix of real and broken lines; one run in four the real
+ * stream whole and in order, with keep-alive comments and blank lines slipped between its frames — an
+ * answer a streaming reader must accept, drawn often enough that both outcomes show up under any seed.
+ */
+function sseLines(kind: UpstreamKind) {
+  const realFrames = goodFrames(kind, ['Hi', ' ✓ there', '🎉']);
+  const harmless = fc.constantFrom(': keep-alive\n\n', '\n', ': ping\n\n');
+  const wholeStream = fc
+    .array(fc.tuple(fc.nat(realFrames.length), harmless), { maxLength: 4 })
+    .map((insertions) => {
+      const lines = [...realFrames];
+      for (const [at, line] of insertions.sort((a, b) => b[0] - a[0])) lines.splice(at, 0, line);
+      return lines;
+    });
+  return fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.array(sseLine(kind), { maxLength: 14 }).map((lines) => ({ lines, whole: false })),
+    },
+    { weight: 1, arbitrary: wholeStream.map((lines) => ({ lines, whole: true })) },
+  );
+}
+
 /** Every path (key sequence) to a value inside a JSON value. */
 function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const found: (string | number)[][] = [prefix];
@@ -312,12 +336,18 @@ describe('fuzzed upstream answers', () => {
     const outcomes = { ok: 0, error: 0 };
     await fc.assert(
       fc.asyncProperty(
-        provider.chain((kind) => fc.tuple(fc.constant(kind), fc.array(sseLine(kind), { maxLength: 14 }))),
+        provider.chain((kind) => fc.tuple(fc.constant(kind), sseLines(kind))),
         entry,
         fc.array(fc.nat(), { maxLength: 6 }),
-        async ([kind, lines], how, cuts) => {
+        async ([kind, { lines, whole }], how, cuts) => {
           const chunks = splitAt(lines.join(''), cuts);
-          outcomes[await exchange(kind, how, { status: 200, contentType: 'text/event-stream', chunks })]++;
+          const outcome = await exchange(kind, how, {
+            status: 200,
+            contentType: 'text/event-stream',
+            chunks,
+          });
+          if (whole && how === 'stream') expect(outcome).toBe('ok');
+          outcomes[outcome]++;
         },
       ),
       { numRuns: 200 },
