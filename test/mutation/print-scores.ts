@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatScores, scoreDirectories, type MutationReport } from './score-directories.js';
+import { formatScores, parseMutationReport, scoreDirectories } from './score-directories.js';
 
 const argumentsGiven = process.argv.slice(2);
 const showFiles = argumentsGiven.includes('--files');
@@ -27,7 +27,13 @@ if (paths.length === 0) {
   process.exit(1);
 }
 paths.sort((left, right) => statSync(left).mtimeMs - statSync(right).mtimeMs);
-const reports = paths.map((path) => JSON.parse(readFileSync(path, 'utf8')) as MutationReport);
+let reports;
+try {
+  reports = paths.map((path) => parseMutationReport(readFileSync(path, 'utf8'), path));
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}
 const { directories, files } = scoreDirectories(reports);
 console.log(formatScores(directories));
 if (showFiles) console.log(`\n${formatScores(files)}`);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { directoryOf, formatScores, scoreDirectories, type MutationReport } from './score-directories.js';
+import {
+  directoryOf,
+  formatScores,
+  parseMutationReport,
+  scoreDirectories,
+  type MutationReport,
+} from './score-directories.js';
 
 function report(files: Record<string, string[]>): MutationReport {
   return {
@@ -75,5 +81,36 @@ describe('directoryOf', () => {
     expect(directoryOf('src/translate/deep/file.ts')).toBe('src/translate');
     expect(directoryOf('src/errors.ts')).toBe('src');
     expect(directoryOf('file.ts')).toBe('.');
+  });
+});
+
+describe('parseMutationReport', () => {
+  it('reads a report whose files each hold a list of mutants with a status', () => {
+    const text = JSON.stringify({
+      schemaVersion: '2',
+      files: { 'src/a.ts': { mutants: [{ status: 'Killed' }] } },
+    });
+    expect(parseMutationReport(text, 'a.json')).toStrictEqual({
+      schemaVersion: '2',
+      files: { 'src/a.ts': { mutants: [{ status: 'Killed' }] } },
+    });
+  });
+
+  it('refuses a Stryker configuration saved beside the reports, naming the file', () => {
+    const text = JSON.stringify({ testRunner: 'vitest', mutate: ['src/a.ts'] });
+    expect(() => parseMutationReport(text, 'reports/mutation/stryker-a.json')).toThrow(
+      'reports/mutation/stryker-a.json is not a mutation report: it has no "files" object',
+    );
+  });
+
+  it('refuses a files entry without a list of mutants with a status', () => {
+    expect(() => parseMutationReport('{"files":{"src/a.ts":{"mutants":[{}]}}}', 'b.json')).toThrow(
+      'b.json is not a mutation report: "files" entry src/a.ts has no list of mutants with a status',
+    );
+    expect(() => parseMutationReport('{"files":{"src/a.ts":{}}}', 'b.json')).toThrow(/entry src\/a\.ts/);
+  });
+
+  it('refuses text that is not JSON, naming the file', () => {
+    expect(() => parseMutationReport('{"files":', 'c.json')).toThrow(/^c\.json is not JSON: /);
   });
 });

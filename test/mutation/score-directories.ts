@@ -18,6 +18,38 @@ export interface MutationReport {
   readonly files: Readonly<Record<string, { readonly mutants: readonly { readonly status: string }[] }>>;
 }
 
+/**
+ * Reads one report from its JSON text. Refuses, naming `source`, text that is not JSON or a JSON value
+ * that is not a mutation report — a Stryker configuration file saved beside the reports, for one — so a
+ * stray file in a reports folder is reported instead of crashing the sum.
+ */
+export function parseMutationReport(text: string, source: string): MutationReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${source} is not JSON: ${(error as Error).message}`);
+  }
+  const files =
+    typeof value === 'object' && value !== null ? (value as { files?: unknown }).files : undefined;
+  if (typeof files !== 'object' || files === null || Array.isArray(files)) {
+    throw new Error(`${source} is not a mutation report: it has no "files" object`);
+  }
+  for (const [path, file] of Object.entries(files)) {
+    const mutants =
+      typeof file === 'object' && file !== null ? (file as { mutants?: unknown }).mutants : undefined;
+    if (
+      !Array.isArray(mutants) ||
+      !mutants.every((mutant) => typeof (mutant as { status?: unknown })?.status === 'string')
+    ) {
+      throw new Error(
+        `${source} is not a mutation report: "files" entry ${path} has no list of mutants with a status`,
+      );
+    }
+  }
+  return value as MutationReport;
+}
+
 /** Mutant counts of one directory or file, and its score. */
 export interface ScoreRow {
   readonly name: string;
