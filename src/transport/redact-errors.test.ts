@@ -146,4 +146,16 @@ describe('withRedactedErrors', () => {
     expect(batches[0]).toBe(batch);
     expect(Object.keys(provider).sort()).toStrictEqual(['countTokens', 'name', 'send', 'stream']);
   });
+
+  it('gives a provider with neither count_tokens nor a model list neither', () => {
+    const minimal: Provider = {
+      name: 'tpx',
+      send: async () => ({ id: 'msg' }) as never,
+      async *stream() {
+        yield [];
+      },
+    };
+    const provider = withRedactedErrors(minimal, redact);
+    expect(Object.keys(provider).sort()).toStrictEqual(['name', 'send', 'stream']);
+  });
 });
