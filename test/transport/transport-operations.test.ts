@@ -241,3 +241,35 @@ describe('options that reach the upstream', () => {
     expect(transport.upstreamPolicy!.baseUrl).toBe('http://127.0.0.1:9/v1');
   });
 });
+
+describe('credentials in upstream errors', () => {
+  it('redacts the API key an anthropic upstream echoes in its error', async () => {
+    const transport = anthropicTransport();
+    answer = () =>
+      step.json(
+        { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${KEY}` } },
+        { status: 401 },
+      );
+    const error = await rejection(transport.send(helloRequest()));
+    expect([error.code, error.status, error.message]).toStrictEqual([
+      'MODEL_EAUTH',
+      401,
+      '401 authentication_error: invalid x-api-key: [redacted]',
+    ]);
+  });
+
+  it('redacts the bearer token a tpx upstream echoes in its error', async () => {
+    const transport = tpxTransport();
+    answer = () =>
+      step.json(
+        { error: { message: `bad request from Bearer ${TOKEN}`, type: 'invalid_request_error' } },
+        { status: 400 },
+      );
+    const error = await rejection(transport.send(helloRequest()));
+    expect([error.code, error.status, error.message]).toStrictEqual([
+      'MODEL_EHTTP',
+      400,
+      '400 invalid_request_error: bad request from Bearer [redacted]',
+    ]);
+  });
+});
