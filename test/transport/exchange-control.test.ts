@@ -292,3 +292,39 @@ describe('x-should-retry on a refused token', () => {
     expect([error.code, error.status, error.retryable, calls]).toStrictEqual(['MODEL_EAUTH', 401, false, 1]);
   });
 });
+
+describe('the wait between attempts', () => {
+  it('ends at once when the caller cancels during a long retry-after wait, without a second attempt', async () => {
+    const transport = createTransport({
+      env: {},
+      anthropicApiKey: KEY,
+      anthropicBaseUrl: server.url,
+      ...LONG,
+      maxRetries: 2,
+    });
+    transports.push(transport);
+    answer = () =>
+      step.json(
+        { type: 'error', error: { type: 'overloaded_error', message: 'busy' } },
+        { status: 529, headers: { 'retry-after': '30' } },
+      );
+    const controller = new AbortController();
+    let starts = 0;
+    const observer = {
+      onAttemptStart() {
+        starts++;
+      },
+      onAttemptEnd() {
+        // The first attempt is over: the transport is now waiting out the 30 s.
+        setTimeout(() => controller.abort(), 10);
+      },
+    };
+    const from = server.requests.length;
+    const error = await rejection(transport.send(helloRequest(), { signal: controller.signal, observer }));
+    expect([error.code, error.message]).toStrictEqual([
+      'MODEL_EABORTED',
+      'the exchange was cancelled by the caller',
+    ]);
+    expect([starts, server.requests.length - from]).toStrictEqual([1, 1]);
+  });
+});
