@@ -17,8 +17,10 @@
  * `http/json`; `grpc` is refused at start-up. The endpoint defaults to `http://localhost:4318`. Headers,
  * timeout and compression come from the usual `OTEL_EXPORTER_OTLP_*` variables of the process, read by
  * the exporters themselves; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
- * (default `tpx-serve`); the span batch delay from `OTEL_BSP_SCHEDULE_DELAY` (default 5000 ms) and the
- * metric export interval from `OTEL_METRIC_EXPORT_INTERVAL` (default 60000 ms).
+ * (default `tpx-serve`); the span batches from `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_EXPORT_TIMEOUT`,
+ * `OTEL_BSP_MAX_QUEUE_SIZE` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (the specification's defaults: 5000 ms,
+ * 30000 ms, 2048 and 512 spans), and the metric export interval from `OTEL_METRIC_EXPORT_INTERVAL`
+ * (default 60000 ms).
  *
  * An incoming W3C `traceparent` (and `tracestate`) is continued: the exchange span is its child. Each
  * upstream attempt sends its own span's `traceparent` upstream, so a traced model server joins the trace.
@@ -48,7 +50,30 @@ import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } fro
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
 const DEFAULT_SERVICE_NAME = 'tpx-serve';
 const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
-const DEFAULT_SCHEDULE_DELAY_MS = 5_000;
+
+/**
+ * The span batches, `OTEL_BSP_*`: the specification's defaults. A batch is exported when it is full or
+ * when the delay has passed since the first span waiting; at most the queue's worth of spans waits
+ * (more are dropped, and counted as dropped, rather than held without bound while a collector is away).
+ */
+const BATCH_DEFAULTS: SpanBatchSettings = {
+  scheduleDelayMs: 5_000,
+  exportTimeoutMs: 30_000,
+  maxQueueSize: 2048,
+  maxExportBatchSize: 512,
+};
+
+/** How spans are batched for export (`OTEL_BSP_*`). */
+export interface SpanBatchSettings {
+  /** `OTEL_BSP_SCHEDULE_DELAY`: the longest a finished span waits for its batch, ms. */
+  scheduleDelayMs: number;
+  /** `OTEL_BSP_EXPORT_TIMEOUT`: how long one export may take, ms. */
+  exportTimeoutMs: number;
+  /** `OTEL_BSP_MAX_QUEUE_SIZE`: the most spans waiting; more are dropped. */
+  maxQueueSize: number;
+  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: the most spans in one export (never more than the queue). */
+  maxExportBatchSize: number;
+}
 
 /** Bucket boundaries the GenAI semantic conventions advise for each histogram. */
 const TOKEN_BUCKETS = [
@@ -69,7 +94,7 @@ type Protocol = 'http/protobuf' | 'http/json';
 
 /** What the environment asks for, one signal at a time. */
 export interface OtelSettings {
-  traces?: { url: string; protocol: Protocol; scheduleDelayMs: number };
+  traces?: { url: string; protocol: Protocol } & SpanBatchSettings;
   metrics?: { url: string; protocol: Protocol; exportIntervalMs: number };
   serviceName: string;
 }
@@ -97,6 +122,50 @@ function signalUrl(
 }
 
 /**
+ * A numeric `OTEL_*` variable: its value when it is a number `isValid` accepts, else the default (as
+ * the specification asks of an invalid value: it is ignored, not fatal).
+ */
+function readNumber(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  isValid: (value: number) => boolean,
+): number {
+  const text = env[name]?.trim();
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  return Number.isFinite(value) && isValid(value) ? value : fallback;
+}
+
+function readSpanBatchSettings(env: Record<string, string | undefined>): SpanBatchSettings {
+  const isCount = (value: number) => Number.isInteger(value) && value > 0;
+  const maxQueueSize = readNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', BATCH_DEFAULTS.maxQueueSize, isCount);
+  const maxExportBatchSize = readNumber(
+    env,
+    'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+    BATCH_DEFAULTS.maxExportBatchSize,
+    isCount,
+  );
+  return {
+    scheduleDelayMs: readNumber(
+      env,
+      'OTEL_BSP_SCHEDULE_DELAY',
+      BATCH_DEFAULTS.scheduleDelayMs,
+      (value) => value >= 0,
+    ),
+    exportTimeoutMs: readNumber(
+      env,
+      'OTEL_BSP_EXPORT_TIMEOUT',
+      BATCH_DEFAULTS.exportTimeoutMs,
+      (value) => value > 0,
+    ),
+    maxQueueSize,
+    // The specification: a batch larger than the queue is the queue.
+    maxExportBatchSize: Math.min(maxExportBatchSize, maxQueueSize),
+  };
+}
+
+/**
  * Reads the `OTEL_*` variables: which signals to export, where and how. A pure function of `env`.
  *
  * @throws TransportError `MODEL_ECONFIG` for a protocol other than OTLP over HTTP.
@@ -116,12 +185,7 @@ export function readOtelSettings(env: Record<string, string | undefined>): OtelS
     const resolved = url ?? `${DEFAULT_ENDPOINT}/${path}`;
     const protocol = readProtocol(env, signal);
     if (signal === 'TRACES') {
-      const delay = Number(env['OTEL_BSP_SCHEDULE_DELAY']);
-      settings.traces = {
-        url: resolved,
-        protocol,
-        scheduleDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : DEFAULT_SCHEDULE_DELAY_MS,
-      };
+      settings.traces = { url: resolved, protocol, ...readSpanBatchSettings(env) };
     } else {
       const interval = Number(env['OTEL_METRIC_EXPORT_INTERVAL']);
       settings.metrics = {
@@ -440,6 +504,9 @@ export async function startTracing(
         new BatchSpanProcessor({
           exporter: new OTLPTraceExporter({ url: settings.traces.url }),
           scheduledDelayMillis: settings.traces.scheduleDelayMs,
+          exportTimeoutMillis: settings.traces.exportTimeoutMs,
+          maxQueueSize: settings.traces.maxQueueSize,
+          maxExportBatchSize: settings.traces.maxExportBatchSize,
         }),
       ],
     });
