@@ -111,9 +111,10 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
 
   const provider = createProvider(config, generateId, options.observer);
 
+  // The none provider has nothing to inspect, so it never gets a catalog.
   const inspectProvider = provider.inspect?.bind(provider);
   const catalog =
-    options.inspectUpstream === true && inspectProvider !== undefined && config.provider !== 'none'
+    options.inspectUpstream === true && inspectProvider !== undefined
       ? createUpstreamCatalog(() =>
           runExchange({ timeoutMs: CATALOG_TIMEOUT_MS, maxRetries: 0 }, (context, report) =>
             inspectProvider({}, context, report),
@@ -296,7 +297,8 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
   async function inspectUpstream(exchangeOptions: ExchangeOptions = {}): Promise<UpstreamReport> {
     ensureOpen();
     const inspect = provider.inspect?.bind(provider);
-    if (config.provider === 'none' || inspect === undefined) {
+    // Only the none provider has no inspection: it has no upstream.
+    if (inspect === undefined) {
       throw new TransportError('MODEL_EAUTH', `the ${provider.name} provider has no upstream to inspect`, {
         status: 401,
         type: 'authentication_error',

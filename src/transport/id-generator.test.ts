@@ -15,4 +15,17 @@ describe('createIdGenerator', () => {
     const a = new Set(Array.from({ length: 1_000 }, () => first()));
     expect(Array.from({ length: 1_000 }, () => second()).some((id) => a.has(id))).toBe(false);
   });
+
+  it('counts up from 0 in base 36 after one prefix per generator', () => {
+    const next = createIdGenerator();
+    const ids = Array.from({ length: 37 }, () => next());
+    const prefix = ids[0]!.slice(0, -1);
+    expect(ids[0]).toBe(`${prefix}0`);
+    expect([ids[1], ids[10], ids[35], ids[36]]).toStrictEqual([
+      `${prefix}1`,
+      `${prefix}a`,
+      `${prefix}z`,
+      `${prefix}10`,
+    ]);
+  });
 });

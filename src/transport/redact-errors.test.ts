@@ -68,6 +68,18 @@ describe('redactError', () => {
     });
   });
 
+  it('looks for a secret in a cause down to six levels of nesting', () => {
+    const deep = new TransportError('MODEL_EPROTO', 'bad body', {
+      cause: { a: { b: { c: { d: { e: `Bearer ${SECRET}` } } } } },
+    });
+    expect((redactError(deep, redact) as TransportError).cause).toBeUndefined();
+  });
+
+  it('returns an error without a cause as it is, even for a secret that is part of the word undefined', () => {
+    const error = new TransportError('MODEL_EHTTP', 'plain');
+    expect(redactError(error, redactValues(['define']))).toBe(error);
+  });
+
   it('drops a cause that holds a secret, however deep, even when the message holds none', () => {
     const error = new TransportError('MODEL_EPROTO', 'bad body', {
       retryable: true,
@@ -145,5 +157,17 @@ describe('withRedactedErrors', () => {
     expect(batches).toStrictEqual([batch]);
     expect(batches[0]).toBe(batch);
     expect(Object.keys(provider).sort()).toStrictEqual(['countTokens', 'name', 'send', 'stream']);
+  });
+
+  it('gives a provider with neither count_tokens nor a model list neither', () => {
+    const minimal: Provider = {
+      name: 'tpx',
+      send: async () => ({ id: 'msg' }) as never,
+      async *stream() {
+        yield [];
+      },
+    };
+    const provider = withRedactedErrors(minimal, redact);
+    expect(Object.keys(provider).sort()).toStrictEqual(['name', 'send', 'stream']);
   });
 });

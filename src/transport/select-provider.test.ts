@@ -303,6 +303,19 @@ describe('selectProvider: configurations that cannot work', () => {
     });
   });
 
+  it('names the option, not the variable, when the base URL came from the option', () => {
+    const env = { TPX_BASE_URL: BASE_URL, ANTHROPIC_BASE_URL: 'https://env.test' };
+    expect(refusal({ tpxToken: 'tok', tpxBaseUrl: 'localhost:8000' }, env)).toBe(
+      'the tpxBaseUrl option must be an http:// or https:// URL',
+    );
+    expect(refusal({ tpxToken: 'tok', tpxBaseUrl: 'not a url' }, env)).toBe(
+      'the tpxBaseUrl option is not a valid URL; expected e.g. http://127.0.0.1:8000/v1',
+    );
+    expect(refusal({ anthropicApiKey: 'sk', anthropicBaseUrl: 'ftp://host' }, env)).toBe(
+      'the anthropicBaseUrl option must be an http:// or https:// URL',
+    );
+  });
+
   it('refuses an Azure api-version that does not look like one, naming the variable or the option', () => {
     const env = { TPX_OAUTH_TOKEN: 'tok', TPX_BASE_URL: BASE_URL };
     expect(refusal({}, { ...env, TPX_AZURE_API_VERSION: '2024 10' })).toBe(

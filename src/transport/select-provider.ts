@@ -142,7 +142,10 @@ export function selectProvider(
       reason: key.source,
       anthropic: {
         apiKey: key.value,
-        baseUrl: checkUrl(base?.value ?? DEFAULT_ANTHROPIC_BASE_URL, 'ANTHROPIC_BASE_URL'),
+        baseUrl:
+          base === undefined
+            ? DEFAULT_ANTHROPIC_BASE_URL
+            : checkUrl(base.value, sourceName(base.source, 'anthropicBaseUrl', 'ANTHROPIC_BASE_URL')),
       },
     };
   }
@@ -156,7 +159,7 @@ export function selectProvider(
         'an OAuth token is set but TPX_BASE_URL is not: set TPX_BASE_URL (or the tpxBaseUrl option) to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1',
       );
     }
-    const baseUrl = checkUrl(base.value, 'TPX_BASE_URL');
+    const baseUrl = checkUrl(base.value, sourceName(base.source, 'tpxBaseUrl', 'TPX_BASE_URL'));
     const model = pick(options.tpxModel, 'tpxModel', env, 'TPX_MODEL');
     const dialect = pickDialect(options, env, baseUrl);
     const apiVersion = pick(options.tpxAzureApiVersion, 'tpxAzureApiVersion', env, 'TPX_AZURE_API_VERSION');
