@@ -9,6 +9,7 @@
  * ```
  * npx tsx bench/profile/telemetry-cost.ts [exchanges per round = 20000] [rounds = 5]
  * node --cpu-prof … (or `npx tsx --cpu-prof …`) to see inside one variant: TPX_BENCH_TELEMETRY=tracing
+ * OTEL_EXPORTER_OTLP_PROTOCOL=http/json npx tsx bench/profile/telemetry-cost.ts   # OTEL_* variables are passed on
  * ```
  *
  * The proxy's own CPU per request (`bench/profile/one-load.ts`, or the proxy benchmark) is the figure
@@ -31,6 +32,11 @@ const BURST = 16;
 
 const receiver = await spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) });
 
+/** The `OTEL_*` variables of this process (a protocol, batch sizes), passed on to the tracing started here. */
+const otelVariables = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')),
+) as Record<string, string>;
+
 interface Running {
   telemetry: Telemetry;
   tracing?: Tracing;
@@ -45,7 +51,11 @@ async function start(name: VariantName): Promise<Running> {
     name === 'metrics'
       ? undefined
       : await startTracing(
-          { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin, OTEL_METRIC_EXPORT_INTERVAL: '5000' },
+          {
+            OTEL_METRIC_EXPORT_INTERVAL: '5000',
+            ...otelVariables,
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
+          },
           { providerName: 'openai-compatible', version: '0.0.0' },
         );
   const telemetry = combineTelemetry(metrics, tracing)!;

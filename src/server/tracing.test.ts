@@ -13,6 +13,9 @@ describe('readOtelSettings', () => {
       url: 'http://collector:4318/v1/traces',
       protocol: 'http/protobuf',
       scheduleDelayMs: 5000,
+      exportTimeoutMs: 30000,
+      maxQueueSize: 2048,
+      maxExportBatchSize: 512,
     });
     expect(settings.metrics).toEqual({
       url: 'http://collector:4318/v1/metrics',
@@ -41,6 +44,51 @@ describe('readOtelSettings', () => {
     expect(readOtelSettings({ ...base, OTEL_METRICS_EXPORTER: 'none' }).metrics).toBeUndefined();
     expect(readOtelSettings({ ...base, OTEL_METRICS_EXPORTER: 'none' }).traces).toBeDefined();
     expect(readOtelSettings({ ...base, OTEL_SDK_DISABLED: 'true' })).toEqual({ serviceName: 'tpx-serve' });
+  });
+
+  it('batches spans as the OTEL_BSP_* variables say', () => {
+    const settings = readOtelSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_SCHEDULE_DELAY: '250',
+      OTEL_BSP_EXPORT_TIMEOUT: ' 1500 ',
+      OTEL_BSP_MAX_QUEUE_SIZE: '4096',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1024',
+    });
+    expect(settings.traces).toMatchObject({
+      scheduleDelayMs: 250,
+      exportTimeoutMs: 1500,
+      maxQueueSize: 4096,
+      maxExportBatchSize: 1024,
+    });
+  });
+
+  it('ignores an OTEL_BSP_* value that is not a valid number, keeping the default', () => {
+    const settings = readOtelSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_SCHEDULE_DELAY: '-1',
+      OTEL_BSP_EXPORT_TIMEOUT: '0',
+      OTEL_BSP_MAX_QUEUE_SIZE: '12.5',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: 'many',
+    });
+    expect(settings.traces).toMatchObject({
+      scheduleDelayMs: 5000,
+      exportTimeoutMs: 30000,
+      maxQueueSize: 2048,
+      maxExportBatchSize: 512,
+    });
+    const zeroDelay = readOtelSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_SCHEDULE_DELAY: '0',
+    });
+    expect(zeroDelay.traces?.scheduleDelayMs).toBe(0);
+  });
+
+  it('never makes a span batch larger than the queue', () => {
+    const settings = readOtelSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_MAX_QUEUE_SIZE: '100',
+    });
+    expect(settings.traces).toMatchObject({ maxQueueSize: 100, maxExportBatchSize: 100 });
   });
 
   it('refuses gRPC with MODEL_ECONFIG naming the variable', () => {

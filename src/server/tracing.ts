@@ -17,8 +17,10 @@
  * `http/json`; `grpc` is refused at start-up. The endpoint defaults to `http://localhost:4318`. Headers,
  * timeout and compression come from the usual `OTEL_EXPORTER_OTLP_*` variables of the process, read by
  * the exporters themselves; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
- * (default `tpx-serve`); the span batch delay from `OTEL_BSP_SCHEDULE_DELAY` (default 5000 ms) and the
- * metric export interval from `OTEL_METRIC_EXPORT_INTERVAL` (default 60000 ms).
+ * (default `tpx-serve`); the span batches from `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_EXPORT_TIMEOUT`,
+ * `OTEL_BSP_MAX_QUEUE_SIZE` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (the specification's defaults: 5000 ms,
+ * 30000 ms, 2048 and 512 spans), and the metric export interval from `OTEL_METRIC_EXPORT_INTERVAL`
+ * (default 60000 ms).
  *
  * An incoming W3C `traceparent` (and `tracestate`) is continued: the exchange span is its child. Each
  * upstream attempt sends its own span's `traceparent` upstream, so a traced model server joins the trace.
@@ -36,18 +38,42 @@ import {
   type Histogram,
   type Span,
   type TextMapGetter,
+  type TextMapPropagator,
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
 import { TransportError } from '../errors.js';
-import type { ExchangeObserver } from '../providers/observer.js';
-import type { ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
+import type { AttemptEnd, AttemptStart, ExchangeObserver } from '../providers/observer.js';
+import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Default OTLP/HTTP endpoint (the OpenTelemetry specification's). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
 const DEFAULT_SERVICE_NAME = 'tpx-serve';
 const DEFAULT_METRIC_EXPORT_INTERVAL_MS = 60_000;
-const DEFAULT_SCHEDULE_DELAY_MS = 5_000;
+
+/**
+ * The span batches, `OTEL_BSP_*`: the specification's defaults. A batch is exported when it is full or
+ * when the delay has passed since the first span waiting; at most the queue's worth of spans waits
+ * (more are dropped, and counted as dropped, rather than held without bound while a collector is away).
+ */
+const BATCH_DEFAULTS: SpanBatchSettings = {
+  scheduleDelayMs: 5_000,
+  exportTimeoutMs: 30_000,
+  maxQueueSize: 2048,
+  maxExportBatchSize: 512,
+};
+
+/** How spans are batched for export (`OTEL_BSP_*`). */
+export interface SpanBatchSettings {
+  /** `OTEL_BSP_SCHEDULE_DELAY`: the longest a finished span waits for its batch, ms. */
+  scheduleDelayMs: number;
+  /** `OTEL_BSP_EXPORT_TIMEOUT`: how long one export may take, ms. */
+  exportTimeoutMs: number;
+  /** `OTEL_BSP_MAX_QUEUE_SIZE`: the most spans waiting; more are dropped. */
+  maxQueueSize: number;
+  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: the most spans in one export (never more than the queue). */
+  maxExportBatchSize: number;
+}
 
 /** Bucket boundaries the GenAI semantic conventions advise for each histogram. */
 const TOKEN_BUCKETS = [
@@ -68,7 +94,7 @@ type Protocol = 'http/protobuf' | 'http/json';
 
 /** What the environment asks for, one signal at a time. */
 export interface OtelSettings {
-  traces?: { url: string; protocol: Protocol; scheduleDelayMs: number };
+  traces?: { url: string; protocol: Protocol } & SpanBatchSettings;
   metrics?: { url: string; protocol: Protocol; exportIntervalMs: number };
   serviceName: string;
 }
@@ -96,6 +122,50 @@ function signalUrl(
 }
 
 /**
+ * A numeric `OTEL_*` variable: its value when it is a number `isValid` accepts, else the default (as
+ * the specification asks of an invalid value: it is ignored, not fatal).
+ */
+function readNumber(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  isValid: (value: number) => boolean,
+): number {
+  const text = env[name]?.trim();
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  return Number.isFinite(value) && isValid(value) ? value : fallback;
+}
+
+function readSpanBatchSettings(env: Record<string, string | undefined>): SpanBatchSettings {
+  const isCount = (value: number) => Number.isInteger(value) && value > 0;
+  const maxQueueSize = readNumber(env, 'OTEL_BSP_MAX_QUEUE_SIZE', BATCH_DEFAULTS.maxQueueSize, isCount);
+  const maxExportBatchSize = readNumber(
+    env,
+    'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+    BATCH_DEFAULTS.maxExportBatchSize,
+    isCount,
+  );
+  return {
+    scheduleDelayMs: readNumber(
+      env,
+      'OTEL_BSP_SCHEDULE_DELAY',
+      BATCH_DEFAULTS.scheduleDelayMs,
+      (value) => value >= 0,
+    ),
+    exportTimeoutMs: readNumber(
+      env,
+      'OTEL_BSP_EXPORT_TIMEOUT',
+      BATCH_DEFAULTS.exportTimeoutMs,
+      (value) => value > 0,
+    ),
+    maxQueueSize,
+    // The specification: a batch larger than the queue is the queue.
+    maxExportBatchSize: Math.min(maxExportBatchSize, maxQueueSize),
+  };
+}
+
+/**
  * Reads the `OTEL_*` variables: which signals to export, where and how. A pure function of `env`.
  *
  * @throws TransportError `MODEL_ECONFIG` for a protocol other than OTLP over HTTP.
@@ -115,12 +185,7 @@ export function readOtelSettings(env: Record<string, string | undefined>): OtelS
     const resolved = url ?? `${DEFAULT_ENDPOINT}/${path}`;
     const protocol = readProtocol(env, signal);
     if (signal === 'TRACES') {
-      const delay = Number(env['OTEL_BSP_SCHEDULE_DELAY']);
-      settings.traces = {
-        url: resolved,
-        protocol,
-        scheduleDelayMs: Number.isFinite(delay) && delay >= 0 ? delay : DEFAULT_SCHEDULE_DELAY_MS,
-      };
+      settings.traces = { url: resolved, protocol, ...readSpanBatchSettings(env) };
     } else {
       const interval = Number(env['OTEL_METRIC_EXPORT_INTERVAL']);
       settings.metrics = {
@@ -185,6 +250,225 @@ export function genAiProviderName(provider: string, dialect: string | undefined)
   }
 }
 
+/** The attributes of the three GenAI metric measurements of one series. */
+interface MeasurementAttributes {
+  readonly duration: Attributes;
+  readonly inputTokens: Attributes;
+  readonly outputTokens: Attributes;
+}
+
+/**
+ * The GenAI metric attributes of each series (operation, request and response model, error type), made
+ * once per series and reused: a record then allocates nothing of its own. The SDK keeps the first
+ * object it sees for a series as that series' key and never changes it, so a frozen shared object is
+ * safe. Bounded: past {@link SeriesAttributes.MAX_SERIES} series (a client sending many model names)
+ * the attributes are built per record instead, as they would be without the cache.
+ */
+class SeriesAttributes {
+  static readonly MAX_SERIES = 1000;
+  readonly #byOperation = new Map<
+    string,
+    Map<string | undefined, Map<string | undefined, Map<string | undefined, MeasurementAttributes>>>
+  >();
+  #size = 0;
+
+  constructor(private readonly providerName: string) {}
+
+  get(
+    operation: string,
+    requestModel: string | undefined,
+    responseModel: string | undefined,
+    errorType: string | undefined,
+  ): MeasurementAttributes {
+    let byRequestModel = this.#byOperation.get(operation);
+    let byResponseModel = byRequestModel?.get(requestModel);
+    let byErrorType = byResponseModel?.get(responseModel);
+    const known = byErrorType?.get(errorType);
+    if (known !== undefined) return known;
+    const made = this.#make(operation, requestModel, responseModel, errorType);
+    if (this.#size >= SeriesAttributes.MAX_SERIES) return made;
+    if (byRequestModel === undefined) {
+      byRequestModel = new Map();
+      this.#byOperation.set(operation, byRequestModel);
+    }
+    if (byResponseModel === undefined) {
+      byResponseModel = new Map();
+      byRequestModel.set(requestModel, byResponseModel);
+    }
+    if (byErrorType === undefined) {
+      byErrorType = new Map();
+      byResponseModel.set(responseModel, byErrorType);
+    }
+    byErrorType.set(errorType, made);
+    this.#size += 1;
+    return made;
+  }
+
+  #make(
+    operation: string,
+    requestModel: string | undefined,
+    responseModel: string | undefined,
+    errorType: string | undefined,
+  ): MeasurementAttributes {
+    const common: Attributes = {
+      'gen_ai.operation.name': operation,
+      'gen_ai.provider.name': this.providerName,
+    };
+    if (requestModel !== undefined) common['gen_ai.request.model'] = requestModel;
+    if (responseModel !== undefined) common['gen_ai.response.model'] = responseModel;
+    if (errorType !== undefined) common['error.type'] = errorType;
+    return {
+      duration: Object.freeze({ ...common }),
+      inputTokens: Object.freeze({ ...common, 'gen_ai.token.type': 'input' }),
+      outputTokens: Object.freeze({ ...common, 'gen_ai.token.type': 'output' }),
+    };
+  }
+}
+
+/** What every exchange of a running tracing shares. */
+interface Instruments {
+  readonly providerName: string;
+  readonly propagator: TextMapPropagator;
+  readonly tracer?: Tracer;
+  readonly histograms?: {
+    readonly tokenUsage: Histogram;
+    readonly operationDuration: Histogram;
+    readonly series: SeriesAttributes;
+  };
+}
+
+/** The telemetry of a route that is not a model exchange: nothing. */
+const SKIPPED: ExchangeTelemetry = { streamOpened() {}, end() {} };
+
+/**
+ * One exchange's span, its attempts' child spans, and its GenAI measurements. One object per exchange
+ * that is its own observer: no closure, map or context is made per exchange beyond what the spans need.
+ */
+class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
+  readonly observer: ExchangeObserver = this;
+  readonly #instruments: Instruments;
+  readonly #operation: string;
+  readonly #startedMs = performance.now();
+  readonly #span: Span | undefined;
+  /** The parent of the attempts' spans: the exchange span's context (made at the first attempt). */
+  #exchangeContext: Context | undefined;
+  readonly #parent: Context;
+  #responseModel: string | undefined;
+  /** The attempt in flight (attempts follow one another), and any that overlapped it, by number. */
+  #attemptNumber = 0;
+  #attemptSpan: Span | undefined;
+  #overlapping: Map<number, Span> | undefined;
+
+  constructor(instruments: Instruments, operation: string, start: ExchangeStart) {
+    this.#instruments = instruments;
+    this.#operation = operation;
+    const parent = instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter);
+    this.#parent = parent;
+    this.#span = instruments.tracer?.startSpan(
+      operation,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'gen_ai.operation.name': operation,
+          'gen_ai.provider.name': instruments.providerName,
+          'http.request.method': start.method,
+          'url.path': start.path,
+        },
+      },
+      parent,
+    );
+  }
+
+  onAttemptStart(attempt: AttemptStart): Record<string, string> | undefined {
+    const tracer = this.#instruments.tracer;
+    if (tracer === undefined || this.#span === undefined) return undefined;
+    this.#exchangeContext ??= trace.setSpan(this.#parent, this.#span);
+    const child = tracer.startSpan(
+      `${this.#operation} attempt ${attempt.number}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'gen_ai.provider.name': this.#instruments.providerName, 'tpx.attempt': attempt.number },
+      },
+      this.#exchangeContext,
+    );
+    if (this.#attemptSpan !== undefined) {
+      this.#overlapping ??= new Map();
+      this.#overlapping.set(this.#attemptNumber, this.#attemptSpan);
+    }
+    this.#attemptNumber = attempt.number;
+    this.#attemptSpan = child;
+    const carrier: Record<string, string> = {};
+    this.#instruments.propagator.inject(trace.setSpan(this.#exchangeContext, child), carrier, carrierSetter);
+    return carrier;
+  }
+
+  onAttemptEnd(attempt: AttemptEnd): void {
+    if (attempt.upstreamModel !== undefined) this.#responseModel = attempt.upstreamModel;
+    let child: Span | undefined;
+    if (this.#attemptSpan !== undefined && this.#attemptNumber === attempt.number) {
+      child = this.#attemptSpan;
+      this.#attemptSpan = undefined;
+    } else {
+      child = this.#overlapping?.get(attempt.number);
+      this.#overlapping?.delete(attempt.number);
+    }
+    if (child === undefined) return;
+    if (attempt.upstreamModel !== undefined)
+      child.setAttribute('gen_ai.request.model', attempt.upstreamModel);
+    if (attempt.status !== undefined) child.setAttribute('http.response.status_code', attempt.status);
+    if (attempt.error !== undefined) {
+      child.setAttribute('error.type', attempt.error.code);
+      child.setStatus({ code: SpanStatusCode.ERROR, message: attempt.error.message });
+    }
+    child.end();
+  }
+
+  streamOpened(): void {}
+
+  end({ record, stopReason }: ExchangeOutcome): void {
+    const usage = record.usage;
+    const input = usage?.input_tokens;
+    const output = usage?.output_tokens;
+    const histograms = this.#instruments.histograms;
+    if (histograms !== undefined) {
+      const attributes = histograms.series.get(
+        this.#operation,
+        record.model,
+        this.#responseModel,
+        record.error,
+      );
+      histograms.operationDuration.record((performance.now() - this.#startedMs) / 1000, attributes.duration);
+      if (input !== undefined && input >= 0 && Number.isFinite(input)) {
+        histograms.tokenUsage.record(input, attributes.inputTokens);
+      }
+      if (output !== undefined && output >= 0 && Number.isFinite(output)) {
+        histograms.tokenUsage.record(output, attributes.outputTokens);
+      }
+    }
+    const span = this.#span;
+    if (span === undefined) return;
+    // The operation and provider were set when the span started; only what the end knows is added.
+    if (record.model !== undefined) {
+      span.updateName(`${this.#operation} ${record.model}`);
+      span.setAttribute('gen_ai.request.model', record.model);
+    }
+    if (this.#responseModel !== undefined) span.setAttribute('gen_ai.response.model', this.#responseModel);
+    span.setAttribute('http.response.status_code', record.status);
+    span.setAttribute('tpx.request_id', record.requestId);
+    if (input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', input);
+    if (output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', output);
+    if (stopReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
+    if (record.error !== undefined) {
+      span.setAttribute('error.type', record.error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorMessage ?? record.error });
+    }
+    // An attempt the transport never ended (it cannot happen, but a span left open is never exported).
+    this.#attemptSpan?.end();
+    for (const child of this.#overlapping?.values() ?? []) child.end();
+    span.end();
+  }
+}
+
 /**
  * Starts OpenTelemetry as the `OTEL_*` variables in `env` say, or resolves to `undefined` when they
  * configure no exporter.
@@ -220,6 +504,9 @@ export async function startTracing(
         new BatchSpanProcessor({
           exporter: new OTLPTraceExporter({ url: settings.traces.url }),
           scheduledDelayMillis: settings.traces.scheduleDelayMs,
+          exportTimeoutMillis: settings.traces.exportTimeoutMs,
+          maxQueueSize: settings.traces.maxQueueSize,
+          maxExportBatchSize: settings.traces.maxExportBatchSize,
         }),
       ],
     });
@@ -258,138 +545,21 @@ export async function startTracing(
     closers.push(() => provider.shutdown());
   }
 
-  const providerName = options.providerName;
-  const skipped: ExchangeTelemetry = { streamOpened() {}, end() {} };
+  const instruments: Instruments = {
+    providerName: options.providerName,
+    propagator,
+    ...(tracer === undefined ? {} : { tracer }),
+    ...(tokenUsage === undefined || operationDuration === undefined
+      ? {}
+      : {
+          histograms: { tokenUsage, operationDuration, series: new SeriesAttributes(options.providerName) },
+        }),
+  };
 
   function startExchange(start: ExchangeStart): ExchangeTelemetry {
     const operation = OPERATIONS.get(start.path);
-    if (operation === undefined) return skipped;
-    const parent = propagator.extract(ROOT_CONTEXT, start.headers, headerGetter);
-    const startedMs = performance.now();
-    const span = tracer?.startSpan(
-      operation,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'gen_ai.operation.name': operation,
-          'gen_ai.provider.name': providerName,
-          'http.request.method': start.method,
-          'url.path': start.path,
-        },
-      },
-      parent,
-    );
-    const exchangeContext: Context = span === undefined ? parent : trace.setSpan(parent, span);
-    const attempts = new Map<number, Span>();
-    let responseModel: string | undefined;
-    const activeTracer = tracer;
-    const observer: ExchangeObserver | undefined =
-      activeTracer === undefined
-        ? {
-            onAttemptEnd(attempt) {
-              if (attempt.upstreamModel !== undefined) responseModel = attempt.upstreamModel;
-            },
-          }
-        : {
-            onAttemptStart(attempt) {
-              const child = activeTracer.startSpan(
-                `${operation} attempt ${attempt.number}`,
-                {
-                  kind: SpanKind.CLIENT,
-                  attributes: { 'gen_ai.provider.name': providerName, 'tpx.attempt': attempt.number },
-                },
-                exchangeContext,
-              );
-              attempts.set(attempt.number, child);
-              const carrier: Record<string, string> = {};
-              propagator.inject(trace.setSpan(exchangeContext, child), carrier, carrierSetter);
-              return carrier;
-            },
-            onAttemptEnd(attempt) {
-              if (attempt.upstreamModel !== undefined) responseModel = attempt.upstreamModel;
-              const child = attempts.get(attempt.number);
-              if (child === undefined) return;
-              attempts.delete(attempt.number);
-              if (attempt.upstreamModel !== undefined) {
-                child.setAttribute('gen_ai.request.model', attempt.upstreamModel);
-              }
-              if (attempt.status !== undefined)
-                child.setAttribute('http.response.status_code', attempt.status);
-              if (attempt.error !== undefined) {
-                child.setAttribute('error.type', attempt.error.code);
-                child.setStatus({ code: SpanStatusCode.ERROR, message: attempt.error.message });
-              }
-              child.end();
-            },
-          };
-    return {
-      ...(observer === undefined ? {} : { observer }),
-      streamOpened() {},
-      end({ record, stopReason }) {
-        const usage = record.usage;
-        const input = usage?.input_tokens;
-        const output = usage?.output_tokens;
-        if (operationDuration !== undefined && tokenUsage !== undefined) {
-          const durationSeconds = (performance.now() - startedMs) / 1000;
-          // Each record hashes its attributes (sorted keys, serialised): the objects are built whole,
-          // once each, rather than spread from a common one.
-          operationDuration.record(
-            durationSeconds,
-            metricAttributes(operation, record.model, responseModel, record.error, undefined),
-          );
-          if (input !== undefined && input >= 0 && Number.isFinite(input)) {
-            tokenUsage.record(
-              input,
-              metricAttributes(operation, record.model, responseModel, record.error, 'input'),
-            );
-          }
-          if (output !== undefined && output >= 0 && Number.isFinite(output)) {
-            tokenUsage.record(
-              output,
-              metricAttributes(operation, record.model, responseModel, record.error, 'output'),
-            );
-          }
-        }
-        if (span === undefined) return;
-        // The operation and provider were set when the span started; only what the end knows is added.
-        if (record.model !== undefined) {
-          span.updateName(`${operation} ${record.model}`);
-          span.setAttribute('gen_ai.request.model', record.model);
-        }
-        if (responseModel !== undefined) span.setAttribute('gen_ai.response.model', responseModel);
-        span.setAttribute('http.response.status_code', record.status);
-        span.setAttribute('tpx.request_id', record.requestId);
-        if (input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', input);
-        if (output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', output);
-        if (stopReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
-        if (record.error !== undefined) {
-          span.setAttribute('error.type', record.error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorMessage ?? record.error });
-        }
-        // An attempt the transport never ended (it cannot happen, but a span left open is never exported).
-        for (const child of attempts.values()) child.end();
-        span.end();
-      },
-    };
-  }
-
-  /** The attributes of one GenAI metric measurement, in a new object (the SDK keeps it as a key). */
-  function metricAttributes(
-    operation: string,
-    requestModel: string | undefined,
-    responseModel: string | undefined,
-    errorType: string | undefined,
-    tokenType: 'input' | 'output' | undefined,
-  ): Attributes {
-    const attributes: Attributes = {
-      'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': providerName,
-    };
-    if (requestModel !== undefined) attributes['gen_ai.request.model'] = requestModel;
-    if (responseModel !== undefined) attributes['gen_ai.response.model'] = responseModel;
-    if (errorType !== undefined) attributes['error.type'] = errorType;
-    if (tokenType !== undefined) attributes['gen_ai.token.type'] = tokenType;
-    return attributes;
+    if (operation === undefined) return SKIPPED;
+    return new TracedExchange(instruments, operation, start);
   }
 
   return {

@@ -264,6 +264,132 @@ describe('OpenTelemetry over OTLP/HTTP', () => {
     expect(receiver.exports.some((entry) => entry.path === '/v1/metrics')).toBe(false);
   });
 
+  it('exports a span batch as soon as OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans wait, long before the schedule delay', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([step.json(textMessage())]);
+    closers.push(() => upstream.close());
+    const { server } = await tracedProxy(
+      {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '600000',
+        // The exchange's span and its attempt's: one exchange fills the batch.
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2',
+      },
+      upstream,
+    );
+    const response = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-batch',
+        max_tokens: 32,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    await response.arrayBuffer();
+    // No shutdown, no flush: with the default batch of 512 nothing would leave for ten minutes.
+    const deadline = Date.now() + 10_000;
+    while (spansOf(receiver).length < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(
+      spansOf(receiver)
+        .map((span) => span.name)
+        .sort(),
+    ).toEqual(['chat attempt 1', 'chat claude-batch']);
+  });
+
+  it('adds exchanges of one series to one data point of each GenAI histogram, and keeps other series apart', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([
+      step.json(textMessage('one')),
+      step.json(textMessage('two')),
+      step.json({ type: 'error', error: { type: 'invalid_request_error', message: 'no' } }, { status: 400 }),
+    ]);
+    closers.push(() => upstream.close());
+    const { tracing, server } = await tracedProxy(
+      {
+        OTEL_METRICS_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      },
+      upstream,
+    );
+    for (const model of ['claude-same', 'claude-same', 'claude-other']) {
+      const response = await fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, max_tokens: 32, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      await response.arrayBuffer();
+    }
+    await tracing.shutdown();
+    type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
+    const metrics = receiver.exports
+      .filter((entry) => entry.path === '/v1/metrics')
+      .flatMap((entry) => {
+        const body = JSON.parse(entry.body.toString('utf8')) as {
+          resourceMetrics: {
+            scopeMetrics: { metrics: { name: string; histogram: { dataPoints: Point[] } }[] }[];
+          }[];
+        };
+        return body.resourceMetrics.flatMap((resource) =>
+          resource.scopeMetrics.flatMap((scope) => scope.metrics),
+        );
+      });
+    const describePoints = (name: string) =>
+      metrics
+        .filter((metric) => metric.name === name)
+        .flatMap((metric) => metric.histogram.dataPoints)
+        .map((point) => ({ ...attributes(point), count: Number(point.count), sum: point.sum }))
+        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    const usage = describePoints('gen_ai.client.token.usage');
+    expect(usage).toEqual([
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-same',
+        'gen_ai.response.model': 'claude-same',
+        'gen_ai.token.type': 'input',
+        count: 2,
+        sum: 18,
+      },
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-same',
+        'gen_ai.response.model': 'claude-same',
+        'gen_ai.token.type': 'output',
+        count: 2,
+        sum: 6,
+      },
+    ]);
+    const durations = describePoints('gen_ai.client.operation.duration').map(
+      ({ sum: _sum, ...point }) => point,
+    );
+    expect(durations).toEqual([
+      {
+        'error.type': 'MODEL_EHTTP',
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-other',
+        'gen_ai.response.model': 'claude-other',
+        count: 1,
+      },
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-same',
+        'gen_ai.response.model': 'claude-same',
+        count: 2,
+      },
+    ]);
+  });
+
   it('exports protobuf by default', async () => {
     const receiver = await startReceiver();
     closers.push(() => receiver.close());
