@@ -11,7 +11,7 @@ export default tseslint.config(
       'node_modules/',
       'bench/results.json',
       'test/e2e/fixtures/',
-      '.stryker-tmp/',
+      '.stryker-tmp*/',
       'reports/',
     ],
   },

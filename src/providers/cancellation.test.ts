@@ -68,4 +68,45 @@ describe('Cancellation', () => {
     late.follow(done, () => 'at once');
     expect(late.reason).toBe('at once');
   });
+
+  it('removing a listener that was never added, or after the abort, leaves the others alone', () => {
+    const cancellation = new Cancellation();
+    expect(() => cancellation.offAbort(() => {})).not.toThrow();
+    const first = vi.fn();
+    const last = vi.fn();
+    cancellation.onAbort(first);
+    cancellation.onAbort(last);
+    cancellation.offAbort(() => {});
+    cancellation.abort('done');
+    expect(first).toHaveBeenCalledTimes(1);
+    expect(last).toHaveBeenCalledTimes(1);
+    expect(() => cancellation.offAbort(first)).not.toThrow();
+  });
+
+  it('removes the listener at its own place, not the one added after it', () => {
+    const cancellation = new Cancellation();
+    const other = vi.fn();
+    const removed = vi.fn();
+    const last = vi.fn();
+    cancellation.onAbort(other);
+    cancellation.onAbort(removed);
+    cancellation.onAbort(last);
+    cancellation.offAbort(removed);
+    cancellation.abort('done');
+    expect(other).toHaveBeenCalledTimes(1);
+    expect(removed).not.toHaveBeenCalled();
+    expect(last).toHaveBeenCalledTimes(1);
+  });
+
+  it('stops following another cancellation once unlinked, and unlinking after its abort is harmless', () => {
+    const source = new Cancellation();
+    const unlinked = new Cancellation();
+    unlinked.follow(source, () => 'never')();
+    const follower = new Cancellation();
+    const unlink = follower.follow(source, () => 'source aborted');
+    source.abort('x');
+    expect(unlinked.aborted).toBe(false);
+    expect(follower.reason).toBe('source aborted');
+    expect(() => unlink()).not.toThrow();
+  });
 });

@@ -1,3 +1,4 @@
+import * as zlib from 'node:zlib';
 import { gzipSync, deflateSync, brotliCompressSync } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +48,29 @@ describe('contentDecoders', () => {
     const whole = gzipSync('x'.repeat(4096));
     const decoded = await decode(contentDecoders('gzip', 'tpx'), whole.subarray(0, whole.length - 8));
     expect(decoded).toBe('x'.repeat(4096));
+  });
+
+  it('ends a truncated br stream with what was decoded', async () => {
+    const text = Array.from({ length: 400 }, (_, index) => `line ${index}: ${(index * 7919) % 1000}`).join(
+      '\n',
+    );
+    const whole = brotliCompressSync(text);
+    const decoded = await decode(contentDecoders('br', 'tpx'), whole.subarray(0, whole.length - 4));
+    expect(decoded.length).toBeGreaterThan(text.length / 2);
+    expect(text.startsWith(decoded)).toBe(true);
+  });
+
+  it('decodes zstd where this Node.js has a decoder, and refuses it by name where it has none', async () => {
+    const zstd = zlib as { zstdCompressSync?: (input: string) => Buffer; createZstdDecompress?: unknown };
+    if (zstd.zstdCompressSync !== undefined && zstd.createZstdDecompress !== undefined) {
+      await expect(decode(contentDecoders('zstd', 'tpx'), zstd.zstdCompressSync('zstd text'))).resolves.toBe(
+        'zstd text',
+      );
+    } else {
+      expect(() => contentDecoders('zstd', 'tpx')).toThrow(
+        'the tpx endpoint answered with content-encoding "zstd", which this proxy cannot decode (it asks for identity and decodes gzip, deflate and br)',
+      );
+    }
   });
 
   it('refuses a coding it cannot decode with MODEL_EPROTO naming the coding and the provider', () => {

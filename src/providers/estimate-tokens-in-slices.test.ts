@@ -4,6 +4,7 @@ import {
   FLOOR_TOKENS_PER_CHAR,
   MAX_RUN_CHARS,
   SLICE_CHARS,
+  YIELD_AFTER_MS,
   estimateInputTokensInSlices,
 } from './estimate-tokens-in-slices.js';
 
@@ -60,5 +61,76 @@ describe('estimateInputTokensInSlices', () => {
     const counted = 2 * (SLICE_CHARS / 4);
     const linear = 3 * Math.ceil(SLICE_CHARS * FLOOR_TOKENS_PER_CHAR);
     expect(estimate).toBe(Math.ceil((counted + linear) * 1.25) + 8);
+  });
+
+  it('counts a text that appears twice once, and asks nothing for an empty tail', async () => {
+    const seen: string[] = [];
+    const count = (text: string) => {
+      seen.push(text);
+      return countWords(text);
+    };
+    const text = 'word '.repeat(SLICE_CHARS / 5);
+    const estimate = await estimateInputTokensInSlices(request(text, text), count);
+    expect(seen).toStrictEqual([text]);
+    expect(estimate).toBe(estimateInputTokens(request(text, text), countWords));
+  });
+
+  it('gives the loop back each time the counting since the last yield reaches the limit', async () => {
+    let clock = 0;
+    const yieldsAtCall: number[] = [];
+    let calls = 0;
+    const halfLimitEach = (text: string) => {
+      calls++;
+      clock += YIELD_AFTER_MS / 2;
+      return countWords(text);
+    };
+    await estimateInputTokensInSlices(request('abc '.repeat((SLICE_CHARS / 4) * 5)), halfLimitEach, {
+      now: () => clock,
+      yieldToLoop: async () => {
+        yieldsAtCall.push(calls);
+      },
+    });
+    expect(calls).toBe(5);
+    expect(yieldsAtCall).toStrictEqual([2, 4]);
+  });
+
+  it('estimates everything at the floor rate when the budget allows no counting', async () => {
+    const count = (): number => {
+      throw new Error('the tokenizer was asked although the budget was spent');
+    };
+    const text = 'x'.repeat(SLICE_CHARS + 3);
+    const estimate = await estimateInputTokensInSlices(request(text), count, { exactBudgetMs: 0 });
+    const linear = Math.ceil(SLICE_CHARS * FLOOR_TOKENS_PER_CHAR) + Math.ceil(3 * FLOOR_TOKENS_PER_CHAR);
+    expect(estimate).toBe(estimateInputTokens(request(text), () => linear));
+  });
+
+  it('estimates the rest at the rate counted so far when that is above the floor, rounding each slice up', async () => {
+    let clock = 0;
+    // One token per character, and the first call spends the whole budget.
+    const perCharacter = (text: string) => {
+      clock += 50;
+      return text.length;
+    };
+    const text = `${'a '.repeat(SLICE_CHARS)}a`;
+    const estimate = await estimateInputTokensInSlices(request(text), perCharacter, {
+      now: () => clock,
+      yieldToLoop: async () => {},
+      exactBudgetMs: 50,
+    });
+    expect(estimate).toBe(estimateInputTokens(request(text), () => SLICE_CHARS * 2 + 1));
+
+    clock = 0;
+    const quarterPerCharacter = (text: string) => {
+      clock += 50;
+      return text.length / 4;
+    };
+    const odd = `${'a '.repeat(SLICE_CHARS / 2)}a`;
+    const floored = await estimateInputTokensInSlices(request(odd), quarterPerCharacter, {
+      now: () => clock,
+      yieldToLoop: async () => {},
+      exactBudgetMs: 50,
+    });
+    // The last slice, one character, is estimated at the floor rate of 0.5 and rounded up to one token.
+    expect(floored).toBe(estimateInputTokens(request(odd), () => SLICE_CHARS / 4 + 1));
   });
 });

@@ -64,6 +64,42 @@ describe('explainUpstreamError', () => {
     expect(route.message).toMatch(/^the upstream has no endpoint at /);
   });
 
+  it('recognises a model 404 by a model name that has no word "model" in it', () => {
+    const explained = explainUpstreamError(notFound('llama-3.1-8b not found'), {
+      ...chatCall,
+      model: 'llama-3.1-8b',
+    });
+    expect(explained.message).toBe(
+      'the upstream does not serve the model "llama-3.1-8b" (llama-3.1-8b not found). ' +
+        "Map requested names to a served model with TPX_MODEL_MAP (--model-map, e.g. '*=served-model'), or set TPX_MODEL; " +
+        '`tpx doctor` lists what the upstream serves',
+    );
+  });
+
+  it('reads a route 404 as a route 404 when the call named no model, whatever its text says', () => {
+    const explained = explainUpstreamError(notFound('handler undefined for this path'), {
+      method: 'GET',
+      url: 'http://h/api/other',
+      baseUrlVariable: 'TPX_BASE_URL',
+    });
+    expect(explained.message).toBe(
+      'the upstream has no endpoint at GET http://h/api/other (404: handler undefined for this path); ' +
+        'TPX_BASE_URL is usually the API root ending in /v1: try http://h/api/other/v1',
+    );
+  });
+
+  it('strips a known route only at the end of the URL, and sees /v1 only at the end of the base', () => {
+    const middle = explainUpstreamError(notFound('Not Found'), {
+      method: 'POST',
+      url: 'http://h/v1/models-proxy/chat/completions',
+      baseUrlVariable: 'TPX_BASE_URL',
+    });
+    expect(middle.message).toBe(
+      'the upstream has no endpoint at POST http://h/v1/models-proxy/chat/completions (404: Not Found); ' +
+        'TPX_BASE_URL is usually the API root ending in /v1: try http://h/v1/models-proxy/v1',
+    );
+  });
+
   it('suggests adding /v1 when a route 404 comes from a base URL without it', () => {
     const explained = explainUpstreamError(notFound('Not Found', {}, false), {
       method: 'POST',

@@ -123,6 +123,101 @@ describe('ResponseBody', () => {
     await expect(body.read()).rejects.toThrow();
   });
 
+  it('refuses a second read while one is waiting, even when chunks have arrived for the first', async () => {
+    const { body } = attached();
+    const first = body.read();
+    body.push(bytes('for the first read'));
+    await expect(body.read()).rejects.toThrow('a response body is read one chunk at a time');
+    expect((await first)?.toString()).toBe('for the first read');
+  });
+
+  it('wakes a waiting reader again for each later chunk', async () => {
+    const { body } = attached();
+    const first = body.read();
+    body.push(bytes('one'));
+    expect((await first)?.toString()).toBe('one');
+    const second = body.read();
+    body.push(bytes('two'));
+    expect((await second)?.toString()).toBe('two');
+    const third = body.read();
+    body.end();
+    expect(await third).toBeNull();
+  });
+
+  it('ignores chunks pushed after the end, still ending with what came before', async () => {
+    const { body } = attached();
+    body.push(bytes('whole'));
+    body.end();
+    expect(body.push(bytes('late'))).toBe(true);
+    expect((await body.read())?.toString()).toBe('whole');
+    expect(await body.read()).toBeNull();
+  });
+
+  it('keeps the first outcome: a failure after the end and an end after a failure change nothing', async () => {
+    const ended = attached();
+    ended.body.push(bytes('complete'));
+    ended.body.end();
+    ended.body.fail(new Error('too late'));
+    expect((await ended.body.read())?.toString()).toBe('complete');
+    expect(await ended.body.read()).toBeNull();
+    expect(ended.settled).toHaveBeenCalledTimes(1);
+
+    const failed = attached();
+    const failure = new Error('reset');
+    failed.body.fail(failure);
+    failed.body.end();
+    failed.body.fail(new Error('again'));
+    await expect(failed.body.read()).rejects.toBe(failure);
+    expect(failed.settled).toHaveBeenCalledTimes(1);
+  });
+
+  it('fails with an Error made from a failure that is not one', async () => {
+    const { body } = attached();
+    body.fail('socket closed');
+    const failure: unknown = await body.read().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toBe('socket closed');
+  });
+
+  it('resumes the producer only when it was paused, and pauses it again only above the mark', async () => {
+    const { body, resume } = attached();
+    expect(body.push(bytes('small'))).toBe(true);
+    expect((await body.read())?.toString()).toBe('small');
+    expect(resume).not.toHaveBeenCalled();
+
+    expect(body.push(Buffer.alloc(HIGH_WATER_BYTES + 1))).toBe(false);
+    expect((await body.read())?.length).toBe(HIGH_WATER_BYTES + 1);
+    expect(resume).toHaveBeenCalledTimes(1);
+    expect(body.push(bytes('after the pause'))).toBe(true);
+    expect((await body.read())?.toString()).toBe('after the pause');
+    expect(resume).toHaveBeenCalledTimes(1);
+  });
+
+  it('works without a producer attached: paused, read, ended and destroyed without calling one', async () => {
+    const read = new ResponseBody();
+    expect(read.push(Buffer.alloc(HIGH_WATER_BYTES + 1))).toBe(false);
+    expect((await read.read())?.length).toBe(HIGH_WATER_BYTES + 1);
+    read.end();
+    expect(await read.read()).toBeNull();
+
+    const left = new ResponseBody();
+    const pending = left.read();
+    left.destroy();
+    await expect(pending).rejects.toThrow('the response body is no longer read');
+    expect(left.settled).toBe(true);
+  });
+
+  it('destroyed with a reason that is not an Error, rejects the read with it but aborts the request with an Error', async () => {
+    const { body, abort } = attached();
+    const pending = body.read();
+    body.destroy('deadline');
+    const failure: unknown = await pending.catch((error: unknown) => error);
+    expect((failure as Error).message).toBe('deadline');
+    expect(abort).toHaveBeenCalledTimes(1);
+    expect(abort.mock.calls[0]![0]).toBeInstanceOf(Error);
+    expect(abort.mock.calls[0]![0].message).toBe('the response body is no longer read');
+  });
+
   it('of() delivers one read per given chunk, however small, then null', async () => {
     const body = ResponseBody.of([bytes('a'), bytes('é').subarray(0, 1), bytes('é').subarray(1)]);
     const reads: (string | null)[] = [];

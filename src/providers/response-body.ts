@@ -151,16 +151,15 @@ export class ResponseBody {
       this.#source = undefined;
       this.#state = 'ended';
     }
-    if (this.#queue.length > 0) return Promise.resolve(this.#take());
-    if (this.#state === 'ended') return Promise.resolve(null);
-    if (this.#state === 'failed')
-      return Promise.reject(this.#failure ?? new Error('the response body failed'));
+    // Checked first: chunks that arrived for a waiting read are that read's, not a second one's.
     if (this.#waiter !== undefined)
       return Promise.reject(new Error('a response body is read one chunk at a time'));
-    if (this.#paused) {
-      this.#paused = false;
-      this.#resume?.();
-    }
+    if (this.#queue.length > 0) return Promise.resolve(this.#take());
+    if (this.#state === 'ended') return Promise.resolve(null);
+    // Set exactly when the body failed.
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    // Nothing is queued, so the producer is not paused: only queued bytes above the mark pause it, and
+    // every way of emptying the queue either resumes it (`#take`) or ends the body.
     return new Promise((resolve, reject) => {
       this.#waiter = { resolve, reject };
     });

@@ -131,4 +131,17 @@ describe('completeCutJson: escapes, scalars and what follows the object', () => 
     expect(completeCutJson('[')).toBeUndefined();
     expect(completeCutJson('x')).toBeUndefined();
   });
+
+  it('refuses a closing bracket that does not match the open container, and anything but a comma or a close after a value', () => {
+    expect(completeCutJson('{"a":1]')).toBeUndefined();
+    expect(completeCutJson('{"a":[1}')).toBeUndefined();
+    expect(completeCutJson('{"a":1 x')).toBeUndefined();
+    expect(completeCutJson('{"a":[1 x')).toBeUndefined();
+    expect(completeCutJson('{"a":[1]}')).toBe('');
+  });
+
+  it('pads a \\u escape cut after one hex digit with three zeros', () => {
+    expect(completeCutJson('{"a":"\\u0')).toBe('000"}');
+    expect(completed('{"a":"\\u0')).toStrictEqual({ a: '\u0000' });
+  });
 });

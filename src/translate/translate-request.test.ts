@@ -267,6 +267,27 @@ describe('translateRequest: reasoning and output format', () => {
     );
   });
 
+  it('reads output_config.effort: null as absent, so the thinking budget decides', () => {
+    const body = translate(
+      request({
+        thinking: { type: 'enabled', budget_tokens: 5000 },
+        output_config: { effort: null },
+      }),
+    );
+    expect(body.reasoning_effort).toBe('medium');
+  });
+
+  it.each([
+    ['a string', 'lots'],
+    ['null', null],
+    ['infinite', Number.POSITIVE_INFINITY],
+    ['not a number', Number.NaN],
+  ])('refuses enabled thinking whose budget_tokens is %s', (_label, budget) => {
+    expect(
+      refusal(request({ thinking: { type: 'enabled', budget_tokens: budget as unknown as number } })),
+    ).toBe('thinking.budget_tokens must be a number when thinking.type is "enabled"');
+  });
+
   it('maps a json_schema output format to response_format', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
     expect(translate(request({ output_config: { format: { type: 'json_schema', schema } } }))).toEqual({
@@ -1217,5 +1238,204 @@ describe('the outbound schema check', () => {
     expect(() =>
       assertValidChatCompletionRequest({ ...body, messages: [{ role: 'tool', content: 'x' }] }),
     ).toThrow();
+  });
+});
+
+describe('translateRequest: message shapes at the edges', () => {
+  const lookup = [tool('lookup')];
+  const call = { type: 'tool_use' as const, id: 'call_1', name: 'lookup', input: {} };
+
+  it('refuses a top-level system block that is not text, naming its position', () => {
+    expect(
+      refusal(
+        request({
+          system: [
+            { type: 'text', text: 'fine' },
+            { type: 'image', source: { type: 'url', url: 'https://x/y.png' } } as unknown as {
+              type: 'text';
+              text: string;
+            },
+          ],
+        }),
+      ),
+    ).toBe('system[1] is a "image" block; only text blocks can be translated');
+  });
+
+  it('refuses a message with a role it does not know, naming the message', () => {
+    expect(
+      refusal(
+        request({
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'robot', content: 'beep' } as unknown as MessageParam,
+          ],
+        }),
+      ),
+    ).toBe('messages[1] has an unknown role "robot"');
+  });
+
+  it('sends the tool calls of an assistant turn followed only by a system message without tool messages', () => {
+    expect(
+      translate(
+        request({
+          tools: lookup,
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: [call] },
+            { role: 'system', content: 'later' },
+          ],
+        }),
+      ).messages,
+    ).toStrictEqual([
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+      },
+      { role: 'system', content: 'later' },
+    ]);
+  });
+
+  it('leaves out a system message whose text is empty', () => {
+    expect(
+      translate(
+        request({
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'system', content: '' },
+            { role: 'user', content: 'c' },
+          ],
+        }),
+      ).messages,
+    ).toStrictEqual([
+      { role: 'user', content: 'a' },
+      { role: 'user', content: 'c' },
+    ]);
+  });
+
+  it('sends tool results no assistant turn asked for as tool messages before the user text, in place', () => {
+    const result = { type: 'tool_result' as const, tool_use_id: 'call_9', content: 'r' };
+    expect(
+      translate(request({ messages: [{ role: 'user', content: [result, { type: 'text', text: 'c' }] }] }))
+        .messages,
+    ).toStrictEqual([
+      { role: 'tool', tool_call_id: 'call_9', content: 'r' },
+      { role: 'user', content: 'c' },
+    ]);
+    // After an assistant turn without tool calls, they stay after the system message in between.
+    expect(
+      translate(
+        request({
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: 'b' },
+            { role: 'system', content: 's' },
+            { role: 'user', content: [result, { type: 'text', text: 'c' }] },
+          ],
+        }),
+      ).messages,
+    ).toStrictEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+      { role: 'system', content: 's' },
+      { role: 'tool', tool_call_id: 'call_9', content: 'r' },
+      { role: 'user', content: 'c' },
+    ]);
+  });
+
+  it.each([
+    ['blank text and a tool call', [{ type: 'text', text: ' ' }, call]],
+    ['only a tool call', [call]],
+    ['a text block whose text is not a string', [{ type: 'text', text: 5 }]],
+  ])('refuses a final assistant message of %s as a prefill', (_label, content) => {
+    expect(
+      refusal(
+        request({
+          tools: lookup,
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: content },
+          ],
+        }),
+      ),
+    ).toBe(
+      'messages[1]: the request ends with an assistant message (a prefill), and prefill is not supported by ' +
+        'OpenAI-compatible servers; end the request with a user message',
+    );
+  });
+
+  it.each([
+    ['a text block whose text is not a string', { type: 'text', text: 5 }, 'text'],
+    ['a non-text block that carries a text field', { type: 'image', text: 'caption' }, 'image'],
+  ])('refuses in a system message %s', (_label, block, type) => {
+    expect(
+      refusal(
+        request({
+          messages: [
+            { role: 'system', content: [block as unknown as ContentBlockParam] },
+            { role: 'user', content: 'hi' },
+          ],
+        }),
+      ),
+    ).toBe(`messages[0].content[0] is a "${type}" block in a system message; only text can be translated`);
+  });
+});
+
+describe('translateRequest: system prompt cache_control on a dialect that forwards it', () => {
+  const openrouter = { dialect: DIALECTS.openrouter };
+
+  it('sends text parts with cache_control when every system block has one', () => {
+    expect(
+      translate(
+        request({
+          system: [
+            { type: 'text', text: 'A', cache_control: { type: 'ephemeral' } },
+            { type: 'text', text: 'B', cache_control: { type: 'ephemeral', ttl: '1h' } },
+          ],
+        }),
+        openrouter,
+      ).messages[0],
+    ).toStrictEqual({
+      role: 'system',
+      content: [
+        { type: 'text', text: 'A', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'B', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      ],
+    });
+  });
+
+  it('sends text parts, only the marked ones with cache_control, when some system blocks have one', () => {
+    expect(
+      translate(
+        request({
+          system: [
+            { type: 'text', text: 'A' },
+            { type: 'text', text: 'B', cache_control: { type: 'ephemeral' } },
+          ],
+        }),
+        openrouter,
+      ).messages[0],
+    ).toStrictEqual({
+      role: 'system',
+      content: [
+        { type: 'text', text: 'A' },
+        { type: 'text', text: 'B', cache_control: { type: 'ephemeral' } },
+      ],
+    });
+  });
+
+  it('sends one joined string when no system block has cache_control', () => {
+    expect(
+      translate(
+        request({
+          system: [
+            { type: 'text', text: 'A' },
+            { type: 'text', text: 'B' },
+          ],
+        }),
+        openrouter,
+      ).messages[0],
+    ).toStrictEqual({ role: 'system', content: 'A\n\nB' });
   });
 });

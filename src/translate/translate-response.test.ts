@@ -443,3 +443,185 @@ describe('translateResponse on recorded responses', () => {
     });
   });
 });
+
+describe('translateResponse: exact refusals and readers', () => {
+  it.each<[string, unknown, string]>([
+    ['null', null, 'the upstream response is not a JSON object'],
+    ['an array', [], 'the upstream response is not a JSON object'],
+    ['no choices', { id: 'x' }, 'the upstream response has no choices'],
+    ['empty choices', { choices: [] }, 'the upstream response has no choices'],
+    [
+      'a choice that is not an object',
+      { choices: [7] },
+      'the upstream response has no message in choices[0]',
+    ],
+    [
+      'a choice without a message',
+      { choices: [{ finish_reason: 'stop' }] },
+      'the upstream response has no message in choices[0]',
+    ],
+    [
+      'a numeric content',
+      { choices: [{ message: { content: 5 } }] },
+      'choices[0].message.content is a number, not a string or an array of parts',
+    ],
+    [
+      'an object content',
+      { choices: [{ message: { content: {} } }] },
+      'choices[0].message.content is an object, not a string or an array of parts',
+    ],
+    [
+      'tool_calls that is an object',
+      { choices: [{ message: { tool_calls: {} } }] },
+      'choices[0].message.tool_calls is an object, not an array',
+    ],
+    [
+      'a tool call that is a string',
+      { choices: [{ message: { tool_calls: ['x'] } }] },
+      'tool call #0 is a string, not an object',
+    ],
+    [
+      'a tool call that is null',
+      { choices: [{ message: { tool_calls: [null] } }] },
+      'tool call #0 is null, not an object',
+    ],
+    [
+      'a tool call that is an array',
+      { choices: [{ message: { tool_calls: [[]] } }] },
+      'tool call #0 is an array, not an object',
+    ],
+  ])('refuses %s with a 502 that is not retried, naming what is wrong', (_name, value, message) => {
+    const error = thrown(() => translateResponse(value as ChatCompletionResponse, context()));
+    expect([error.code, error.message, error.status, error.retryable, error.provider]).toStrictEqual([
+      'MODEL_EPROTO',
+      `unintelligible upstream answer: ${message}`,
+      502,
+      false,
+      'tpx',
+    ]);
+  });
+
+  it('fails finish_reason "error" as a retryable 502 saying the generation failed', () => {
+    const failed = response({ content: 'partial' });
+    failed.choices[0]!.finish_reason = 'error';
+    const error = thrown(() => translateResponse(failed, context()));
+    expect([error.code, error.message, error.status, error.retryable, error.provider]).toStrictEqual([
+      'MODEL_EHTTP',
+      'upstream finished with finish_reason "error": the generation failed and its output is incomplete',
+      502,
+      true,
+      'tpx',
+    ]);
+  });
+
+  it('keeps an upstream id of exactly 200 safe characters', () => {
+    const id = 'a'.repeat(200);
+    expect(translateResponse(response({ content: 'x' }, { id }), context()).id).toBe(`msg_${id}`);
+  });
+
+  it('reads text and thinking parts in order, skipping empty texts, other part types and non-objects', () => {
+    const message = translateResponse(
+      response({
+        content: [
+          'a',
+          '',
+          { type: 'text', text: '' },
+          { type: 'text', text: 5 },
+          { type: 'text', text: 'b' },
+          { type: 'thinking', thinking: 'T' },
+          { type: 'thinking', thinking: ['x', { text: 'y' }, 5, { text: 3 }] },
+          { type: 'thinking', thinking: 9 },
+          { type: 'image' },
+          7,
+          null,
+        ],
+      }),
+      context(),
+    );
+    expect(message.content).toStrictEqual([
+      { type: 'thinking', thinking: 'Txy', signature: '' },
+      { type: 'text', text: 'ab' },
+    ]);
+  });
+
+  it('reads reasoning_details texts, else summaries, in order, after an empty reasoning_content and reasoning', () => {
+    const message = translateResponse(
+      response({
+        content: 'a',
+        reasoning_content: '',
+        reasoning: '',
+        reasoning_details: [{ text: 'r1' }, { summary: 's2' }, 5, { text: '', summary: 'sum' }, {}],
+      }),
+      context(),
+    );
+    expect(message.content[0]).toStrictEqual({ type: 'thinking', thinking: 'r1s2sum', signature: '' });
+    const fromReasoning = translateResponse(
+      response({ content: 'a', reasoning_content: '', reasoning: 'R' }),
+      context(),
+    );
+    expect(fromReasoning.content[0]).toStrictEqual({ type: 'thinking', thinking: 'R', signature: '' });
+  });
+
+  it('names the call, quotes its arguments and keeps the parser error as the cause for malformed JSON', () => {
+    const error = thrown(() =>
+      translateResponse(
+        response({ tool_calls: [{ function: { name: 'f', arguments: '{"a":}' } }] }),
+        context(),
+      ),
+    );
+    expect(error.message).toBe(
+      'unintelligible upstream answer: tool call #0 (name "f", no id) has arguments that are not valid JSON: "{\\"a\\":}"',
+    );
+    expect(error.cause).toBeInstanceOf(SyntaxError);
+  });
+
+  it('quotes arguments of another type as JSON, and arguments that cannot be JSON as text', () => {
+    const quoted = (argumentsValue: unknown) =>
+      thrown(() =>
+        translateResponse(
+          response({ tool_calls: [{ id: 'c', function: { name: 'f', arguments: argumentsValue } }] }),
+          context(),
+        ),
+      ).message;
+    expect(quoted(true)).toBe(
+      'unintelligible upstream answer: tool call #0 (name "f", id "c") has arguments that are a boolean, not a JSON object: "true"',
+    );
+    const circular: unknown[] = [];
+    circular.push(circular);
+    expect(quoted(circular)).toBe(
+      'unintelligible upstream answer: tool call #0 (name "f", id "c") has arguments that are an array, not a JSON object: ""',
+    );
+  });
+
+  it('refuses arguments nested deeper than the JSON depth limit', () => {
+    const deep = `{"a":${'['.repeat(300)}${']'.repeat(300)}}`;
+    const error = thrown(() =>
+      translateResponse(
+        response({ tool_calls: [{ id: 'c', function: { name: 'f', arguments: deep } }] }),
+        context(),
+      ),
+    );
+    expect(error.message).toBe(
+      'unintelligible upstream answer: tool call #0 (name "f", id "c") has arguments that nest more than 256 levels deep',
+    );
+  });
+
+  it('after a cut, takes object arguments as they are, blank ones as {}, and quotes 100 characters of unusable ones', () => {
+    const cut = (argumentsValue: unknown) => {
+      const body = response({
+        tool_calls: [{ id: 'c', function: { name: 'f', arguments: argumentsValue } }],
+      });
+      body.choices[0]!.finish_reason = 'length';
+      return body;
+    };
+    expect(translateResponse(cut({ a: 1 }), context()).content).toStrictEqual([
+      { type: 'tool_use', id: 'c', name: 'f', input: { a: 1 } },
+    ]);
+    expect(translateResponse(cut('  '), context()).content).toStrictEqual([
+      { type: 'tool_use', id: 'c', name: 'f', input: {} },
+    ]);
+    expect(thrown(() => translateResponse(cut('x'.repeat(150)), context())).message).toBe(
+      `unintelligible upstream answer: tool call #0 (name "f", id "c") has arguments that are not the beginning of a JSON object: "${'x'.repeat(100)}…"`,
+    );
+  });
+});

@@ -600,3 +600,286 @@ describe('ResponsesStreamTranslator: function calls', () => {
     expect(events).toStrictEqual([...toolBlock(0, 'c1', 'caller_f', '{}'), ...end('tool_use')]);
   });
 });
+
+describe('ResponsesStreamTranslator: items out of the usual order', () => {
+  it('ignores an added event without an item', () => {
+    const { events, error } = translate([
+      { type: 'response.output_item.added' },
+      { type: 'response.output_text.delta', item_id: 'm1', delta: 'hi' },
+      completed(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(events).toStrictEqual([textStart(0), textDelta(0, 'hi'), stop(0), ...end('end_turn')]);
+  });
+
+  it('sends every delta without an item id or index to the one item they started', () => {
+    const { events } = translate([
+      { type: 'response.output_text.delta', delta: 'a' },
+      { type: 'response.output_text.delta', delta: 'b' },
+      completed(),
+    ]);
+    expect(events).toStrictEqual([
+      textStart(0),
+      textDelta(0, 'a'),
+      textDelta(0, 'b'),
+      stop(0),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('closes an item’s block in the events of its done event', () => {
+    const translator = new ResponsesStreamTranslator(context());
+    translator.start();
+    expect(
+      translator.push(loose({ type: 'response.output_text.delta', item_id: 'm1', delta: 'hi' })),
+    ).toStrictEqual([textStart(0), textDelta(0, 'hi')]);
+    expect(
+      translator.push(
+        loose({
+          type: 'response.output_item.done',
+          item: { type: 'message', id: 'm1', content: [{ type: 'output_text', text: 'hi' }] },
+        }),
+      ),
+    ).toStrictEqual([stop(0)]);
+    expect(
+      translator.push(loose({ type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: 'x' })),
+    ).toStrictEqual([thinkingStart(1), thinkingDelta(1, 'x')]);
+    expect(
+      translator.push(
+        loose({
+          type: 'response.output_item.done',
+          item: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'x' }] },
+          item_id: 'rs_1',
+        }),
+      ),
+    ).toStrictEqual([stop(1)]);
+  });
+
+  it('leaves another item’s block open when an item without text is done', () => {
+    const { events } = translate([
+      { type: 'response.output_text.delta', item_id: 'm2', delta: 'a' },
+      { type: 'response.output_item.done', item: { type: 'message', id: 'm1', content: [] } },
+      { type: 'response.output_item.done', item_id: 'rs_1', item: { type: 'reasoning', summary: [] } },
+      { type: 'response.output_text.delta', item_id: 'm2', delta: 'b' },
+      completed(),
+    ]);
+    expect(events).toStrictEqual([
+      textStart(0),
+      textDelta(0, 'a'),
+      textDelta(0, 'b'),
+      stop(0),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('adds the rest of a message streamed in several deltas, and of reasoning streamed in several', () => {
+    const { events } = translate([
+      { type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: 'Th' },
+      { type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: 'ink' },
+      {
+        type: 'response.output_item.done',
+        item: { type: 'reasoning', summary: [{ type: 'summary_text', text: 'Think hard' }] },
+        item_id: 'rs_1',
+      },
+      { type: 'response.output_text.delta', item_id: 'm1', delta: 'Hel' },
+      { type: 'response.output_text.delta', item_id: 'm1', delta: 'lo' },
+      {
+        type: 'response.output_item.done',
+        item: { type: 'message', id: 'm1', content: [{ type: 'output_text', text: 'Hello world' }] },
+      },
+      completed(),
+    ]);
+    expect(events).toStrictEqual([
+      thinkingStart(0),
+      thinkingDelta(0, 'Th'),
+      thinkingDelta(0, 'ink'),
+      thinkingDelta(0, ' hard'),
+      stop(0),
+      textStart(1),
+      textDelta(1, 'Hel'),
+      textDelta(1, 'lo'),
+      textDelta(1, ' world'),
+      stop(1),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('adds the rest of reasoning text streamed as content, and nothing of the other kind even when it extends it', () => {
+    const { events } = translate([
+      { type: 'response.reasoning_text.delta', item_id: 'rs_1', delta: 'Th' },
+      {
+        type: 'response.output_item.done',
+        item: { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Think' }] },
+        item_id: 'rs_1',
+      },
+      { type: 'response.reasoning_summary_text.delta', item_id: 'rs_2', delta: 'Th' },
+      {
+        type: 'response.output_item.done',
+        item: { type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Think' }] },
+        item_id: 'rs_2',
+      },
+      completed(),
+    ]);
+    expect(events).toStrictEqual([
+      thinkingStart(0),
+      thinkingDelta(0, 'Th'),
+      thinkingDelta(0, 'ink'),
+      stop(0),
+      thinkingStart(1),
+      thinkingDelta(1, 'Th'),
+      stop(1),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('opens no thinking block for a reasoning delta without text', () => {
+    const { events } = translate([
+      { type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: '' },
+      { type: 'response.reasoning_text.delta', item_id: 'rs_1', delta: 7 },
+      completed(),
+    ]);
+    expect(events).toStrictEqual(end('end_turn'));
+  });
+
+  it('reads an item that streamed text as a message, and one that streamed reasoning as reasoning, when their done item has no type', () => {
+    const { events } = translate([
+      { type: 'response.output_text.delta', item_id: 'm1', delta: 'Hel' },
+      {
+        type: 'response.output_item.done',
+        item_id: 'm1',
+        item: { content: [{ type: 'output_text', text: 'Hello' }] },
+      },
+      { type: 'response.reasoning_summary_text.delta', item_id: 'rs_1', delta: 'Th' },
+      {
+        type: 'response.output_item.done',
+        item_id: 'rs_1',
+        item: { summary: [{ type: 'summary_text', text: 'Think' }] },
+      },
+      completed(),
+    ]);
+    expect(events).toStrictEqual([
+      textStart(0),
+      textDelta(0, 'Hel'),
+      textDelta(0, 'lo'),
+      stop(0),
+      thinkingStart(1),
+      thinkingDelta(1, 'Th'),
+      thinkingDelta(1, 'ink'),
+      stop(1),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('matches the terminal response’s items without ids to the stream’s items by output index', () => {
+    const { events } = translate([
+      { type: 'response.output_text.delta', output_index: 0, delta: 'Hel' },
+      completed({ output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }] }),
+    ]);
+    expect(events).toStrictEqual([
+      textStart(0),
+      textDelta(0, 'Hel'),
+      textDelta(0, 'lo'),
+      stop(0),
+      ...end('end_turn'),
+    ]);
+  });
+
+  it('reports the cache reads and writes of the terminal usage', () => {
+    const { events } = translate([
+      completed({
+        usage: {
+          input_tokens: 100,
+          output_tokens: 5,
+          input_tokens_details: { cached_tokens: 30, cache_write_tokens: 20 },
+        },
+      }),
+    ]);
+    expect(events).toStrictEqual([
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: {
+          input_tokens: 50,
+          output_tokens: 5,
+          cache_creation_input_tokens: 20,
+          cache_read_input_tokens: 30,
+        },
+      },
+      { type: 'message_stop' },
+    ]);
+  });
+});
+
+describe('ResponsesStreamTranslator: function call arguments from several events', () => {
+  const added = (item: Record<string, unknown>) => ({
+    type: 'response.output_item.added',
+    item: { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'f', ...item },
+  });
+  const delta = (text: unknown) => ({
+    type: 'response.function_call_arguments.delta',
+    item_id: 'fc_1',
+    delta: text,
+  });
+  const done = { type: 'response.output_item.done', item: { type: 'function_call', id: 'fc_1' } };
+
+  it('keeps the argument deltas when the item is announced after them with its whole arguments', () => {
+    const { events } = translate([
+      delta('{"a":'),
+      delta('1}'),
+      added({ arguments: '{"a":1}' }),
+      done,
+      completed(),
+    ]);
+    expect(events).toStrictEqual([...toolBlock(0, 'c1', 'caller_f', '{"a":1}'), ...end('tool_use')]);
+  });
+
+  it('takes the arguments announced with the item after an empty argument delta', () => {
+    const { events } = translate([delta(''), added({ arguments: '{"a":1}' }), done, completed()]);
+    expect(events).toStrictEqual([...toolBlock(0, 'c1', 'caller_f', '{"a":1}'), ...end('tool_use')]);
+  });
+
+  it('ignores arguments announced with the item that are not a string', () => {
+    const { events } = translate([added({ arguments: { a: 1 } }), delta('{"b":2}'), done, completed()]);
+    expect(events).toStrictEqual([...toolBlock(0, 'c1', 'caller_f', '{"b":2}'), ...end('tool_use')]);
+  });
+
+  it('ignores an arguments done event whose arguments are not a string', () => {
+    const { events } = translate([
+      added({}),
+      delta('{"b":2}'),
+      { type: 'response.function_call_arguments.done', item_id: 'fc_1', arguments: 5 },
+      done,
+      completed(),
+    ]);
+    expect(events).toStrictEqual([...toolBlock(0, 'c1', 'caller_f', '{"b":2}'), ...end('tool_use')]);
+  });
+
+  it('fails at the end for argument deltas of an item never announced nor finished, naming the call by its position', () => {
+    const { events, error } = translate([delta('{}'), completed()]);
+    expect(events).toStrictEqual([]);
+    expect(error?.code).toBe('MODEL_EPROTO');
+    expect(error?.message).toBe(
+      'unintelligible upstream answer: tool call #0 (no name, no id) has no function name',
+    );
+  });
+
+  it('numbers calls among the calls only, for the position its error names', () => {
+    const { error } = translate([
+      { type: 'response.output_item.added', item: { type: 'message', id: 'm1' } },
+      {
+        type: 'response.output_item.added',
+        item: { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'f' },
+      },
+      { type: 'response.output_item.done', item: { type: 'function_call', id: 'fc_1', arguments: '{}' } },
+      {
+        type: 'response.output_item.added',
+        item: { type: 'function_call', id: 'fc_2', call_id: 'c2', name: 'g' },
+      },
+      { type: 'response.output_item.done', item: { type: 'function_call', id: 'fc_2', arguments: '[1]' } },
+      completed(),
+    ]);
+    expect(error?.message).toBe(
+      'unintelligible upstream answer: tool call #1 (name "g", id "c2") has arguments that are an array, not a JSON object: "[1]"',
+    );
+  });
+});

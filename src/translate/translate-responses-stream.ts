@@ -175,6 +175,8 @@ export class ResponsesStreamTranslator {
       case 'response.function_call_arguments.delta': {
         const item = this.#itemFor(event);
         item.type ??= 'function_call';
+        // A call seen only through its deltas still gets its place among the calls, for error messages.
+        if (item.type === 'function_call' && item.position < 0) item.position = this.#callCount++;
         const text = deltaText(event);
         if (text !== '') item.fragments.push(text);
         break;
