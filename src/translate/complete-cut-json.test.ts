@@ -140,6 +140,14 @@ describe('completeCutJson: escapes, scalars and what follows the object', () => 
     expect(completeCutJson('{"a":[1]}')).toBe('');
   });
 
+  it('refuses a close right after a comma, a string after the closed object, and a value that starts with no value character', () => {
+    expect(completeCutJson('{"a":1,}')).toBeUndefined();
+    expect(completeCutJson('{"a":[1,]}')).toBeUndefined();
+    expect(completeCutJson('{}"a')).toBeUndefined();
+    expect(completeCutJson('{"a":x')).toBeUndefined();
+    expect(completeCutJson('{"a":}')).toBeUndefined();
+  });
+
   it('pads a \\u escape cut after one hex digit with three zeros', () => {
     expect(completeCutJson('{"a":"\\u0')).toBe('000"}');
     expect(completed('{"a":"\\u0')).toStrictEqual({ a: '\u0000' });

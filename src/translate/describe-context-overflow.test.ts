@@ -33,6 +33,14 @@ describe('describeContextOverflow', () => {
     ).toBe('prompt is too long');
   });
 
+  it('states a count of zero as a count', () => {
+    expect(
+      describeContextOverflow({
+        error: { type: 'exceed_context_size_error', n_prompt_tokens: 12, n_ctx: 0 },
+      }),
+    ).toBe('prompt is too long: 12 tokens > 0 maximum');
+  });
+
   it('recognises OpenAI’s context_length_exceeded code', () => {
     expect(
       describeContextOverflow({

@@ -68,16 +68,29 @@ async function arrived(index: number): Promise<void> {
   }
 }
 
+/** A 529 overloaded answer, which the transport retries. */
+function overloaded(): Step {
+  return step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 });
+}
+
+/** Ends a retry loop gone wrong within a few requests: a status no client retries. */
+function notScripted(): Step {
+  return step.json(
+    { type: 'error', error: { type: 'invalid_request_error', message: 'not scripted' } },
+    { status: 418 },
+  );
+}
+
 function fields(error: TransportError): unknown[] {
   return [error.code, error.status, error.retryable, error.deadline, error.message];
 }
 
 /** Deadlines long enough never to fire in a test, so that only the one under test can. */
 const LONG = {
-  connectTimeoutMs: 60_000,
-  firstByteTimeoutMs: 60_000,
-  idleTimeoutMs: 60_000,
-  timeoutMs: 60_000,
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 10_000,
+  idleTimeoutMs: 10_000,
+  timeoutMs: 10_000,
 };
 
 describe('the total deadline', () => {
@@ -199,11 +212,18 @@ describe('what onResponse hears', () => {
 
   it('hears the failed answer that ended the exchange once, with its attempt count', async () => {
     const transport = anthropicTransport({ maxRetries: 1 });
-    answer = () =>
-      step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 });
+    let calls = 0;
+    answer = () => (++calls <= 3 ? overloaded() : notScripted());
     const responses: ResponseInfo[] = [];
-    await rejection(transport.send(helloRequest(), { onResponse: (info) => responses.push(info) }));
+    const starts: number[] = [];
+    const observer = {
+      onAttemptStart(attempt: { number: number }) {
+        starts.push(attempt.number);
+      },
+    };
+    await rejection(transport.send(helloRequest(), { onResponse: (info) => responses.push(info), observer }));
     expect(responses.map(({ status, attempts }) => [status, attempts])).toStrictEqual([[529, 2]]);
+    expect(starts).toStrictEqual([1, 2]);
   });
 });
 
@@ -281,14 +301,48 @@ describe('x-should-retry on a refused token', () => {
     });
     transports.push(transport);
     let calls = 0;
-    answer = () => {
-      calls++;
-      return step.json(
-        { error: { message: 'token expired', type: 'invalid_request_error' } },
-        { status: 401 },
-      );
-    };
+    answer = () =>
+      ++calls <= 3
+        ? step.json({ error: { message: 'token expired', type: 'invalid_request_error' } }, { status: 401 })
+        : notScripted();
     const error = await rejection(transport.send(helloRequest()));
     expect([error.code, error.status, error.retryable, calls]).toStrictEqual(['MODEL_EAUTH', 401, false, 1]);
+  });
+});
+
+describe('the wait between attempts', () => {
+  it('ends at once when the caller cancels during a long retry-after wait, without a second attempt', async () => {
+    const transport = createTransport({
+      env: {},
+      anthropicApiKey: KEY,
+      anthropicBaseUrl: server.url,
+      ...LONG,
+      timeoutMs: 120_000,
+      maxRetries: 2,
+    });
+    transports.push(transport);
+    answer = () =>
+      step.json(
+        { type: 'error', error: { type: 'overloaded_error', message: 'busy' } },
+        { status: 529, headers: { 'retry-after': '30' } },
+      );
+    const controller = new AbortController();
+    let starts = 0;
+    const observer = {
+      onAttemptStart() {
+        starts++;
+      },
+      onAttemptEnd() {
+        // The first attempt is over: the transport is now waiting out the 30 s.
+        setTimeout(() => controller.abort(), 10);
+      },
+    };
+    const from = server.requests.length;
+    const error = await rejection(transport.send(helloRequest(), { signal: controller.signal, observer }));
+    expect([error.code, error.message]).toStrictEqual([
+      'MODEL_EABORTED',
+      'the exchange was cancelled by the caller',
+    ]);
+    expect([starts, server.requests.length - from]).toStrictEqual([1, 1]);
   });
 });
