@@ -133,6 +133,12 @@ describe('combineTelemetry', () => {
     );
     const observer = combined?.startExchange(START).observer;
     expect(observer?.onAttemptStart?.({ number: 1, provider: 'tpx' })).toBeUndefined();
+    // An observer written in JavaScript may answer null: that adds no headers either.
+    const returnsNull = (): ExchangeObserver => ({ onAttemptStart: () => null as unknown as undefined });
+    const nulls = combineTelemetry(recording('e', calls, returnsNull), recording('f', calls, returnsNull));
+    expect(
+      nulls?.startExchange(START).observer?.onAttemptStart?.({ number: 1, provider: 'tpx' }),
+    ).toBeUndefined();
     const startOnly = (): ExchangeObserver => ({ onAttemptStart: () => ({ y: '2' }) });
     const other = combineTelemetry(recording('c', calls, startOnly), recording('d', calls, startOnly));
     const both = other?.startExchange(START).observer;

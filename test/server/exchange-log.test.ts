@@ -72,11 +72,11 @@ describe('logExchange', () => {
     logExchange(logger, { ...RECORD, status: 404 }, 'debug');
     logExchange(logger, { ...RECORD, status: 502 }, 'debug');
     logExchange(logger, RECORD, 'info');
-    expect(lines().map((line) => [line['level'], line['status']])).toStrictEqual([
-      [DEBUG, 200],
-      [DEBUG, 404],
-      [WARN, 502],
-      [INFO, 200],
+    expect(lines().map((line) => [line['level'], line['msg'], line['status']])).toStrictEqual([
+      [DEBUG, 'exchange', 200],
+      [DEBUG, 'exchange', 404],
+      [WARN, 'exchange', 502],
+      [INFO, 'exchange', 200],
     ]);
   });
 });

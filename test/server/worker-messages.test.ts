@@ -70,7 +70,9 @@ describe('drainRequested', () => {
     const listeners = process.listenerCount('message');
     const drain = drainRequested();
     expect(process.listenerCount('message')).toBe(listeners + 1);
-    for (const other of [DRAIN_MESSAGE, null, 7, {}, { type: 'tpx:metrics-response' }]) fromPrimary(other);
+    for (const other of [DRAIN_MESSAGE, null, undefined, 7, {}, { type: 'tpx:metrics-response' }]) {
+      fromPrimary(other);
+    }
     expect(await state(drain)).toBe('pending');
     fromPrimary({ type: 'tpx:drain' });
     expect(await state(drain)).toBe('resolved');
@@ -100,7 +102,7 @@ describe('workerMetricsSource', () => {
     ]);
     fromPrimary({ type: 'tpx:metrics-response', id: 1, body: 'second 2\n' });
     fromPrimary({ type: 'tpx:metrics-request', id: 0, body: 'not an answer\n' });
-    fromPrimary('tpx:metrics-response');
+    for (const other of ['tpx:metrics-response', null, undefined, 0]) fromPrimary(other);
     expect(await state(first)).toBe('pending');
     fromPrimary({ type: 'tpx:metrics-response', id: 0, body: 'first 1\n' });
     expect(await first).toBe('first 1\n');
@@ -141,6 +143,17 @@ describe('workerMetricsSource', () => {
     await outcome;
     expect(process.listenerCount('message')).toBe(listeners);
     fromPrimary({ type: 'tpx:metrics-response', id: 0, body: 'late\n' });
+  });
+
+  it('waits out its time, not failing at once, in a process with no channel to a primary', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    delete ipc.send;
+    const render = workerMetricsSource(new Registry()).render();
+    const outcome = expect(render).rejects.toThrow(
+      new Error('the primary process did not answer within 5000 ms'),
+    );
+    await vi.advanceTimersByTimeAsync(5_000);
+    await outcome;
   });
 
   it('answers within the time when the primary does', async () => {
