@@ -30,6 +30,8 @@ describe('estimateInputTokensInSlices', () => {
     const run = 'a'.repeat(SLICE_CHARS * 3);
     const estimate = await estimateInputTokensInSlices(request(run), count);
     expect(seen).toHaveLength(3);
+    // Only spaces were added: every character of the run reaches the tokenizer.
+    expect(seen.join('').replaceAll(' ', '')).toBe(run);
     for (const slice of seen) {
       expect(Math.max(...slice.split(' ').map((part) => part.length))).toBeLessThanOrEqual(MAX_RUN_CHARS);
     }

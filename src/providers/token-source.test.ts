@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,11 +45,26 @@ describe('createTokenSource: static', () => {
     expect(source.redact('sent tok-static-1 twice: tok-static-1')).toBe('sent [redacted] twice: [redacted]');
   });
 
+  it('refreshes to nothing even when the refused token is not its own', async () => {
+    const source = createTokenSource({ kind: 'static', origin: 'TPX_OAUTH_TOKEN', token: 'tok-static-1' });
+    await expect(source.refresh({}, 'tok-other')).resolves.toBeUndefined();
+  });
+
   it('does not redact a token shorter than six characters, which would match ordinary text', () => {
     expect(createTokenSource({ kind: 'static', origin: 'X', token: 'abcde' }).redact('abcde')).toBe('abcde');
     expect(createTokenSource({ kind: 'static', origin: 'X', token: 'abcdef' }).redact('abcdef')).toBe(
       '[redacted]',
     );
+  });
+});
+
+describe('createTokenSource: an unknown kind', () => {
+  it('is refused with MODEL_ECONFIG naming it', () => {
+    const spec = { kind: 'keychain', origin: 'K' } as unknown as Parameters<typeof createTokenSource>[0];
+    expect(thrown(() => createTokenSource(spec))).toMatchObject({
+      code: 'MODEL_ECONFIG',
+      message: 'unknown token source {"kind":"keychain","origin":"K"}',
+    });
   });
 });
 
@@ -62,6 +78,7 @@ describe('createTokenSource: file', () => {
       code: 'MODEL_ECONFIG',
       message: 'TPX_OAUTH_TOKEN_FILE names a file that cannot be read (ENOENT)',
     });
+    expect((missing as Error).cause).toMatchObject({ code: 'ENOENT' });
     const empty = join(directory, 'empty');
     writeFileSync(empty, '  \n');
     expect(thrown(() => createTokenSource({ kind: 'file', origin: 'F', path: empty }))).toMatchObject({
@@ -85,6 +102,23 @@ describe('createTokenSource: file', () => {
     await expect(source.refresh(exchange, 'tok-file-1')).resolves.toBe('tok-file-2');
     await expect(source.refresh(exchange, 'tok-file-2')).resolves.toBeUndefined();
     expect(source.redact('tok-file-1 and tok-file-2')).toBe('[redacted] and [redacted]');
+  });
+});
+
+describe('createTokenSource: file, per exchange', () => {
+  it('picks up a rotated file on the next exchange, reading it at most once per exchange', async () => {
+    const path = join(directory, 'per-exchange');
+    writeFileSync(path, 'tok-file-a');
+    const source = createTokenSource({ kind: 'file', origin: 'F', path });
+    const first = {};
+    await expect(source.token(first)).resolves.toBe('tok-file-a');
+    writeFileSync(path, 'tok-file-bb');
+    // The same exchange keeps the token it started with: its attempts must agree.
+    await expect(source.token(first)).resolves.toBe('tok-file-a');
+    await expect(source.token({})).resolves.toBe('tok-file-bb');
+    writeFileSync(path, 'tok-file-ccc');
+    await expect(source.token({})).resolves.toBe('tok-file-ccc');
+    expect(source.redact('tok-file-bb')).toBe('[redacted]');
   });
 });
 
@@ -198,6 +232,19 @@ describe('createTokenSource: command', () => {
     finish({ ok: true, output: 'tok-cmd-2' });
   });
 
+  it('leaves no abort listener on the exchange’s signal once a refresh is over', async () => {
+    const source = createTokenSource(
+      { kind: 'command', origin: 'C', command: 'c', timeoutMs: 1 },
+      {
+        runCommandSync: () => ({ ok: true, output: 'tok-cmd-1' }),
+        runCommand: scripted({ ok: true, output: 'tok-cmd-2' }).run,
+      },
+    );
+    const controller = new AbortController();
+    await expect(source.refresh({}, 'tok-cmd-1', controller.signal)).resolves.toBe('tok-cmd-2');
+    expect(getEventListeners(controller.signal, 'abort')).toStrictEqual([]);
+  });
+
   it('remembers the last eight tokens for redaction', async () => {
     const outputs = Array.from({ length: 9 }, (_, index) => `tok-cmd-${index + 2}`);
     const source = createTokenSource(
@@ -244,6 +291,28 @@ describe('runShellCommand and runShellCommandSync', () => {
         reason: `exited with code 1: "${'e'.repeat(200)}…"`,
       });
       await expect(run('exit 2', 5_000)).resolves.toStrictEqual({ ok: false, reason: 'exited with code 2' });
+    });
+
+    it(`${name}: quotes a first stderr line of exactly 200 characters whole, and takes it from CRLF lines`, async () => {
+      const line = 'f'.repeat(200);
+      await expect(run(`printf '${line}\\r\\nnext\\r\\n' >&2; exit 4`, 5_000)).resolves.toStrictEqual({
+        ok: false,
+        reason: `exited with code 4: "${line}"`,
+      });
+    });
+
+    it(`${name}: skips blank lines that open stderr`, async () => {
+      await expect(run("printf '\\n  \\nthe reason\\n' >&2; exit 5", 5_000)).resolves.toStrictEqual({
+        ok: false,
+        reason: 'exited with code 5: "the reason"',
+      });
+    });
+
+    it(`${name}: refuses an output larger than a token could be, saying the command could not be run`, async () => {
+      await expect(run("head -c 2000000 /dev/zero | tr '\\0' a", 5_000)).resolves.toStrictEqual({
+        ok: false,
+        reason: `could not be run (${name === 'sync' ? 'ENOBUFS' : 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER'})`,
+      });
     });
 
     it(`${name}: refuses a command that prints nothing`, async () => {
