@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { capOutputTokens, contextMargin, readConfiguredCap } from './output-cap.js';
 
 describe('capOutputTokens', () => {
+  it('keeps the requested max_tokens, with no reason, when nothing caps it', () => {
+    expect(capOutputTokens({ requested: 100 })).toStrictEqual({ maxTokens: 100 });
+  });
+
   it('leaves max_tokens alone when nothing caps it', () => {
     expect(capOutputTokens({ requested: 128_000 })).toEqual({ maxTokens: 128_000 });
   });
