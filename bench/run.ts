@@ -14,7 +14,8 @@
  * observability);
  * `--out <file>` (default `bench/results.json` for a full run of every suite, else nothing);
  * `--cpu-prof-dir <dir>` (run `tpx serve` and the pass-through with `node --cpu-prof`; the profiles,
- * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit).
+ * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit;
+ * with the observability suite, its three `tpx serve` processes as `observability-<variant>.cpuprofile`).
  *
  * Nothing here is a test: no number fails the run. The run fails only when a benchmark cannot do its
  * work (a translation that produces the wrong thing, a proxy that answers an error).
@@ -247,7 +248,9 @@ if (only.has('workers')) {
 }
 
 if (only.has('observability')) {
-  observability = await timed('observability', () => runObservability(CONFIG.observability));
+  observability = await timed('observability', () =>
+    runObservability({ ...CONFIG.observability, cpuProfileDir: values['cpu-prof-dir'] }),
+  );
   show(observability.tables);
   for (const ratio of observability.ratios) {
     if (ratio.variant !== 'metrics + tracing') continue;

@@ -45,6 +45,12 @@ export interface ObservabilityOptions {
   idleMs: number;
   /** Scrapes of `/metrics` to time, one after the other. */
   scrapes: number;
+  /**
+   * When set, the three `tpx serve` processes run with `--cpu-prof` and write `observability-off`,
+   * `-metrics` and `-tracing.cpuprofile` here on exit: profiles made under the same interleaved loads,
+   * to hold against each other (`bench/profile/telemetry-share.ts`).
+   */
+  cpuProfileDir?: string | undefined;
 }
 
 const LOADS: readonly VariantLoad[] = [
@@ -59,6 +65,8 @@ export interface ObservabilityRow {
   requestsPerSecond: number;
   p50Ms: number;
   cpuUsPerRequest: number;
+  /** Requests answered over every round, warm-ups included (to put a profile's samples per request). */
+  totalRequests: number;
 }
 
 export interface ObservabilityRatio {
@@ -113,18 +121,26 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
     ]);
     servers.push(mock, receiver);
     const upstream = { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url };
-    const serve = (args: string[], env: Record<string, string>) =>
+    const serve = (name: string, args: string[], env: Record<string, string>) =>
       spawnServer({
         script: 'src/cli.ts',
         args: ['serve', '--port', '0', ...args],
         env: cleanEnv({ ...upstream, ...env }),
         discardStdout: true,
         startTimeoutMs: START_TIMEOUT_MS,
+        nodeFlags:
+          options.cpuProfileDir === undefined
+            ? []
+            : [
+                '--cpu-prof',
+                `--cpu-prof-dir=${options.cpuProfileDir}`,
+                `--cpu-prof-name=observability-${name}.cpuprofile`,
+              ],
       });
     const [off, metrics, traced] = await Promise.all([
-      serve(['--no-metrics'], {}),
-      serve([], {}),
-      serve([], {
+      serve('off', ['--no-metrics'], {}),
+      serve('metrics', [], {}),
+      serve('tracing', [], {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
         OTEL_METRIC_EXPORT_INTERVAL: '5000',
         OTEL_SERVICE_NAME: 'tpx-bench',
@@ -197,6 +213,10 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         ),
         p50Ms: round(medianOf(measurements, load.name, variant, (each) => each.latency.p50)),
         cpuUsPerRequest: round(medianOf(measurements, load.name, variant, (each) => each.cpuUsPerRequest)),
+        totalRequests: measurements
+          .get(load.name)!
+          .get(variant)!
+          .reduce((sum, each) => sum + each.completedTotal, 0),
       })),
     );
     const ratios: ObservabilityRatio[] = LOADS.flatMap((load) =>
@@ -267,6 +287,10 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
     };
     return { rows, ratios, fixed, received, tables: [summary, measured, fixedTable] };
   } finally {
-    await Promise.all(servers.map((server) => server.stop()));
+    // The proxies first: the traced one exports its last spans as it stops (and only then writes its
+    // profile), which needs the receiver still listening.
+    const [upstreams, proxies] = [servers.slice(0, 2), servers.slice(2)];
+    await Promise.all(proxies.map((server) => server.stop()));
+    await Promise.all(upstreams.map((server) => server.stop()));
   }
 }

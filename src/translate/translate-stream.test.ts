@@ -1083,3 +1083,85 @@ describe('StreamTranslator: tool-call indexes', () => {
     ]);
   });
 });
+
+describe('StreamTranslator: which call a tool-call fragment belongs to', () => {
+  const toolUses = (events: readonly MessageStreamEvent[]) =>
+    events.flatMap((event) =>
+      event.type === 'content_block_start' && event.content_block.type === 'tool_use'
+        ? [{ id: event.content_block.id, name: event.content_block.name }]
+        : [],
+    );
+
+  it('keeps the first id and the first name of a call still waiting for its block', () => {
+    const message = complete([
+      toolCall({ index: 0, id: 'a0', function: fn('f', '{"n":') }),
+      toolCall({ index: 1, id: 'b1', function: fn(undefined, '{') }),
+      toolCall({ index: 1, id: 'b2', function: fn('g', '}') }),
+      toolCall({ index: 1, function: fn('h', '') }),
+      toolCall({ index: 0, function: fn(undefined, '0}') }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content).toStrictEqual([
+      { type: 'tool_use', id: 'a0', name: 'f', input: { n: 0 } },
+      { type: 'tool_use', id: 'b1', name: 'g', input: {} },
+    ]);
+  });
+
+  it('continues the first call with an id when a later index-less call repeats that id', () => {
+    const message = complete([
+      delta({ tool_calls: [{ id: 'x', function: fn('f', '{"a":') }] }),
+      delta({ tool_calls: [{ id: 'x', function: fn('g', '{}') }] }),
+      delta({ tool_calls: [{ id: 'x', function: fn(undefined, '1}') }] }),
+      finish('tool_calls'),
+    ]);
+    expect(message.content.map((block) => (block as { input: unknown }).input)).toStrictEqual([{ a: 1 }, {}]);
+  });
+
+  it('starts a new call for an index-less fragment with a name but no id, and for one with a new id but no name', () => {
+    const named = complete([
+      delta({ tool_calls: [{ id: 'a', function: fn('f', '{}') }] }),
+      delta({ tool_calls: [{ function: fn('g', '{}') }] }),
+      finish('tool_calls'),
+    ]);
+    expect(named.content).toStrictEqual([
+      { type: 'tool_use', id: 'a', name: 'f', input: {} },
+      { type: 'tool_use', id: encodeToolIds([undefined], () => 'gen2')[0], name: 'g', input: {} },
+    ]);
+    const { error } = run([
+      delta({ tool_calls: [{ id: 'a', function: fn('f', '') }] }),
+      delta({ tool_calls: [{ id: 'b', function: fn(undefined, '{"x":1}') }] }),
+      finish('tool_calls'),
+    ]);
+    expect(error?.message).toBe(
+      'unintelligible upstream answer: tool call #1 (no name, id "b") never received a function name',
+    );
+  });
+
+  it('starts a call for a first index-less fragment that carries only arguments', () => {
+    const { error } = run([delta({ tool_calls: [{ function: fn(undefined, '{}') }] }), finish('tool_calls')]);
+    expect(error?.message).toBe(
+      'unintelligible upstream answer: tool call #0 (no name, no id) never received a function name',
+    );
+  });
+
+  it('streams a call live after text closed the first call’s block, one delta per fragment', () => {
+    const { events } = run([
+      toolCall({ index: 0, id: 'a', function: fn('f', '{}') }),
+      delta({ content: 'Next.' }),
+      toolCall({ index: 1, id: 'b', function: fn('g', '{"k":') }),
+      toolCall({ index: 1, function: fn(undefined, 'true}') }),
+      finish('tool_calls'),
+    ]);
+    expect(toolUses(events)).toStrictEqual([
+      { id: 'a', name: 'f' },
+      { id: 'b', name: 'g' },
+    ]);
+    expect(
+      events.flatMap((event) =>
+        event.type === 'content_block_delta' && event.delta.type === 'input_json_delta' && event.index === 2
+          ? [event.delta.partial_json]
+          : [],
+      ),
+    ).toStrictEqual(['{"k":', 'true}']);
+  });
+});

@@ -337,6 +337,23 @@ describe('selectProvider: configurations that cannot work', () => {
     );
   });
 
+  it('refuses an unknown TPX_DIALECT, naming the variable', () => {
+    expect(refusal({}, { TPX_OAUTH_TOKEN: 'tok', TPX_BASE_URL: BASE_URL, TPX_DIALECT: 'nope' })).toMatch(
+      /^TPX_DIALECT is "nope", which is not a known dialect/,
+    );
+  });
+
+  it('takes the chat wire with the vertex dialect', () => {
+    const config = selectProvider(
+      { tpxToken: 'tok', tpxBaseUrl: BASE_URL, tpxDialect: 'vertex', tpxWire: 'chat' },
+      {},
+    );
+    expect([tpxSelection(config).wire, tpxSelection(config).wireReason]).toStrictEqual([
+      'chat',
+      'the tpxWire option is set',
+    ]);
+  });
+
   it('refuses an unknown dialect, naming the option', () => {
     expect(refusal({ tpxDialect: 'nope' }, { TPX_OAUTH_TOKEN: 'tok', TPX_BASE_URL: BASE_URL })).toMatch(
       /^the tpxDialect option is "nope", which is not a known dialect/,
