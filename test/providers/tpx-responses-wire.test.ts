@@ -20,7 +20,10 @@ import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js
 
 let server: ScriptedServer | undefined;
 let attempt: TestAttempt | undefined;
+/** The `streaming` flag of each post. */
+let posted: boolean[] = [];
 afterEach(async () => {
+  posted = [];
   await attempt?.close();
   await server?.close();
   attempt = undefined;
@@ -90,8 +93,14 @@ async function wire(
     generateId: () => `id_${++ids}`,
     ...overrides,
   };
-  const post: PostJson = (url, body) =>
-    httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, context);
+  const post: PostJson = (url, body, streaming) => {
+    posted.push(streaming);
+    return httpRequest(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body },
+      context,
+    );
+  };
   return { config, post };
 }
 
@@ -181,6 +190,28 @@ describe('sendOverResponses', () => {
     expect(message.content).toStrictEqual([{ type: 'text', text: 'fine' }]);
   });
 
+  it('reads a body with output as a response even when its error field is set', async () => {
+    const { config, post } = await wire([
+      step.json({ ...completedResponse('kept'), error: { code: 'server_error', message: 'ignored' } }),
+    ]);
+    const message = await sendOverResponses(request, config, attempt!.context, post);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'kept' }]);
+    expect(posted).toStrictEqual([false]);
+  });
+
+  it('refuses a 200 body that is null or a number as not a response', async () => {
+    for (const body of [null, 5]) {
+      const { config, post } = await wire([step.json(body)]);
+      const error = await rejectionOf(sendOverResponses(request, config, attempt!.context, post));
+      expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+      expect((error as Error).message).toMatch(/^the tpx response is not a valid Responses API response: /);
+      await attempt!.close();
+      await server!.close();
+      attempt = undefined;
+      server = undefined;
+    }
+  });
+
   it('refuses a body that is not a Responses API response, saying why', async () => {
     const { config, post } = await wire([step.json({ object: 'response', output: 'nothing' })]);
     const error = await rejectionOf(sendOverResponses(request, config, attempt!.context, post));
@@ -208,6 +239,8 @@ describe('streamOverResponses', () => {
     expect(start.type === 'message_start' && start.message.usage.input_tokens).toBe(42);
     expect(batches.flat().at(-1)!.type).toBe('message_stop');
     expect(server!.requests[0]!.json).toMatchObject({ stream: true });
+    expect(posted).toStrictEqual([true]);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
   });
 
   it('skips blank data and [DONE]', async () => {
