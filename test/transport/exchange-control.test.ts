@@ -346,3 +346,17 @@ describe('the wait between attempts', () => {
     expect([starts, server.requests.length - from]).toStrictEqual([1, 1]);
   });
 });
+
+describe('the observer', () => {
+  it('adds the headers its attempt start returns to the upstream request', async () => {
+    const transport = anthropicTransport();
+    answer = () => step.json(textMessage());
+    const from = server.requests.length;
+    await transport.send(helloRequest(), {
+      observer: { onAttemptStart: () => ({ traceparent: 'trace-1' }) },
+    });
+    expect(server.requests.slice(from).map((record) => record.headers['traceparent'])).toStrictEqual([
+      'trace-1',
+    ]);
+  });
+});
