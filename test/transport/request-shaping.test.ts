@@ -479,6 +479,28 @@ describe('the policy a transport states', () => {
     });
   });
 
+  it('states every map rule, the catch-all and the configured cap, and resolves by the rules first', async () => {
+    const transport = tpxTransport({
+      modelMap: 'claude-*=served-large,haiku=served-small',
+      tpxModel: 'served-catch-all',
+      maxOutputTokens: 96,
+    });
+    expect(transport.upstreamPolicy).toStrictEqual({
+      modelRules: [
+        { pattern: 'claude-*', model: 'served-large' },
+        { pattern: 'haiku', model: 'served-small' },
+      ],
+      catchAllModel: 'served-catch-all',
+      usesUpstreamModelList: false,
+      maxTokens: 96,
+      capsToContextWindow: false,
+      resolveModel: expect.any(Function) as unknown,
+      baseUrl: `${server.url}/v1`,
+    });
+    expect((await transport.upstreamPolicy!.resolveModel('claude-test')).model).toBe('served-large');
+    expect((await transport.upstreamPolicy!.resolveModel('other')).model).toBe('served-catch-all');
+  });
+
   it('on the anthropic path with inspectUpstream, caps to the window but uses no model list', async () => {
     const transport = anthropicTransport({ inspectUpstream: true });
     expect(transport.upstreamPolicy).toMatchObject({
