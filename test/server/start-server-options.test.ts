@@ -299,33 +299,46 @@ describe('the Host and Origin checks', () => {
 });
 
 describe('closing', () => {
-  it('closes the connection of an answer given while the server is closing', async () => {
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started: () => void = () => undefined;
-    const inFlight = new Promise<void>((resolve) => (started = resolve));
+  it('waits for every exchange in flight, closing the connection of each, and no longer', async () => {
+    const gates: (() => void)[] = [];
+    const arrived: (() => void)[] = [];
+    const bothArrived = new Promise<void>((resolve) => {
+      let count = 0;
+      arrived.push(() => (count += 1) === 2 && resolve());
+    });
     const server = await startServer({
       port: 0,
       logger: false,
-      shutdownGraceMs: 10_000,
+      // Far longer than the test may take: the close must follow the exchanges, not this.
+      shutdownGraceMs: 60_000,
       transport: fakeTransport({
         send: async () => {
-          started();
-          await gate;
+          await new Promise<void>((resolve) => {
+            gates.push(resolve);
+            arrived[0]!();
+          });
           return MESSAGE;
         },
       }),
     });
-    const answer = call(`${server.url}/v1/messages`, {
-      method: 'POST',
-      headers: { connection: 'keep-alive' },
-      body: BODY,
-    });
-    await inFlight;
+    const ask = () =>
+      call(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { connection: 'keep-alive' },
+        body: BODY,
+      });
+    const first = ask();
+    const second = ask();
+    await bothArrived;
     const closing = server.close();
-    release();
-    const { status, headers } = await answer;
+    gates[0]!();
+    const firstAnswer = await first;
+    expect([firstAnswer.status, firstAnswer.headers['connection']]).toStrictEqual([200, 'close']);
+    // The second is still in flight: the close waits for it instead of cancelling it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gates[1]!();
+    const secondAnswer = await second;
+    expect([secondAnswer.status, secondAnswer.headers['connection']]).toStrictEqual([200, 'close']);
     await closing;
-    expect([status, headers['connection']]).toStrictEqual([200, 'close']);
   });
 });
