@@ -9,6 +9,7 @@ import type { ExchangeOptions } from '../../src/providers/exchange-types.js';
 import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
 import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
 import { ERROR_BODY_LIMIT } from '../../src/providers/upstream-answer.js';
+import { rawJsonOf } from '../../src/providers/raw-json.js';
 
 let server: ScriptedServer | undefined;
 let attempt: TestAttempt | undefined;
@@ -531,8 +532,9 @@ describe('anthropic provider: error statuses', () => {
     expect(model).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'anthropic' });
     expect((model as Error).message).toMatch(/^the upstream does not serve the model "claude-test" \(/);
     const route = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
-    expect((route as Error).message).toMatch(
-      /^the upstream has no endpoint at POST http:\/\/127\.0\.0\.1:\d+\/v1\/messages \(404: .*ANTHROPIC_BASE_URL/,
+    expect((route as Error).message).toBe(
+      `the upstream has no endpoint at POST ${server!.url}/v1/messages (404: upstream answered 404 Not Found with a ` +
+        `text/plain body, not JSON — is the base URL right? (Not Found)); check ANTHROPIC_BASE_URL (now ${server!.url}) and the port`,
     );
   });
 
@@ -634,5 +636,91 @@ describe('anthropic provider: reading answers', () => {
       await attempt!.close();
       await server!.close();
     }
+  });
+});
+
+describe('anthropic provider: answers in detail', () => {
+  it('is named anthropic', () => {
+    expect(createAnthropicProvider({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9' }).name).toBe('anthropic');
+  });
+
+  it('reads a 299 answer as a success', async () => {
+    const native = await provider([
+      step.json(MESSAGE, { status: 299 }),
+      step.sse(frames(START, DELTA(), STOP), { status: 299 }),
+    ]);
+    expect((await native.send(REQUEST, {}, attempt!.context, attempt!.report)).content).toStrictEqual(
+      MESSAGE.content,
+    );
+    expect(await collect(native.stream(REQUEST, {}, attempt!.context, attempt!.report))).toStrictEqual([
+      START,
+      DELTA(),
+      STOP,
+    ]);
+  });
+
+  it('keeps the bytes a validated message came in, for a relay to send on as they are', async () => {
+    const text = `{ "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+      "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn", "stop_sequence": null,
+      "usage": {"input_tokens": 3, "output_tokens": 1} }`;
+    const native = await provider([step.text(200, text, { 'content-type': 'application/json' })]);
+    const message = await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(rawJsonOf(message)).toBe(text);
+  });
+
+  it('says which answer was not JSON', async () => {
+    const native = await provider([step.text(200, '{oops', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic response is not valid JSON: "{oops"',
+    });
+  });
+
+  it('maps a model list of mixed shapes entry by entry, skipping entries that are not objects', async () => {
+    const native = await provider([
+      step.json({
+        data: [null, { type: 'model', id: 'claude-a' }, { object: 'model', id: 'local', created: 0 }],
+      }),
+    ]);
+    const listed = (await native.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string; type: string }[];
+    };
+    expect(listed.data.map((entry) => [entry.type, entry.id])).toStrictEqual([
+      ['model', 'claude-a'],
+      ['model', 'local'],
+    ]);
+  });
+
+  it('quotes a broken tool input of exactly 100 characters whole, naming the provider', async () => {
+    const fragment = `{"a":"${'w'.repeat(94)}`;
+    expect(fragment).toHaveLength(100);
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(
+          frames(
+            START,
+            {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} },
+            },
+            {
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'input_json_delta', partial_json: fragment },
+            },
+            { type: 'content_block_stop', index: 0 },
+            DELTA('end_turn'),
+            STOP,
+          ),
+        ),
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: `the anthropic stream sent tool input for block 0 that is not a JSON object: ${JSON.stringify(fragment)}`,
+    });
   });
 });
