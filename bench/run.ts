@@ -15,7 +15,7 @@
  * `--out <file>` (default `bench/results.json` for a full run of every suite, else nothing);
  * `--cpu-prof-dir <dir>` (run `tpx serve` and the pass-through with `node --cpu-prof`; the profiles,
  * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit;
- * with the observability suite, its three `tpx serve` processes as `observability-<variant>.cpuprofile`).
+ * with the observability suite, its four `tpx serve` processes as `observability-<variant>.cpuprofile`).
  *
  * Nothing here is a test: no number fails the run. The run fails only when a benchmark cannot do its
  * work (a translation that produces the wrong thing, a proxy that answers an error).

@@ -12,7 +12,8 @@ import { median } from './stats.js';
 /** One way of running the server under test. */
 export interface Variant {
   name: string;
-  target: (stream: boolean) => LoadTarget;
+  /** What to load the variant with under `load` (streaming or not, and whatever else the load names). */
+  target: (stream: boolean, load: VariantLoad) => LoadTarget;
   /** CPU time the variant's processes have used so far, in ms. */
   cpuMs: () => number;
 }
@@ -52,7 +53,7 @@ export async function runVariants(
       const order = variants.map((_, index) => variants[(index + round) % variants.length]!);
       for (const variant of order) {
         const cpuBefore = variant.cpuMs();
-        const result = await runLoad(variant.target(load.stream), {
+        const result = await runLoad(variant.target(load.stream, load), {
           connections: load.connections,
           warmupMs: options.warmupMs,
           durationMs: options.durationMs,

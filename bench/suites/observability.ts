@@ -1,5 +1,5 @@
 /**
- * Benchmark 6: what observability costs. Three `tpx serve` processes in front of the same
+ * Benchmark 6: what observability costs. Four `tpx serve` processes in front of the same
  * `tpx mock-model` (tpx provider), side by side in rotating order, for a few rounds:
  *
  * - off: `--no-metrics`, no `OTEL_*` variable (the OpenTelemetry SDK is not even loaded);
@@ -7,7 +7,12 @@
  * - metrics + tracing: the same, and `OTEL_EXPORTER_OTLP_ENDPOINT` aimed at an OTLP/HTTP receiver on
  *   loopback (`bench/servers/otlp-receiver.ts`): a span per exchange and a child span per upstream
  *   attempt, the GenAI histograms, exported as the defaults do (protobuf, spans in batches), metrics
- *   every 5 s instead of every 60 s so that their export falls inside the measured runs.
+ *   every 5 s instead of every 60 s so that their export falls inside the measured runs;
+ * - metrics + tracing 1/10: the same with `OTEL_TRACES_SAMPLER=parentbased_traceidratio` at 0.1, the
+ *   setting a busy proxy would use: one exchange without a `traceparent` in ten is traced.
+ *
+ * Each under three loads: a one-line prompt as JSON and as a stream, and an agent's first turn (a
+ * 12 KiB request with 16 tool definitions, streamed), whose own work is larger, as in real use.
  *
  * The measure is each process's CPU time per request (`/proc/<pid>/task/*`/schedstat, nanoseconds), and
  * the target is metrics + tracing ≤ 1.05× off, the median of the per-round ratios. Two costs that do
@@ -32,7 +37,8 @@ import {
   type Variant,
   type VariantLoad,
 } from '../harness/variants.js';
-import { shortPrompt } from '../inputs/conversations.js';
+import type { MessagesRequest } from '../../src/protocol/messages.js';
+import { conversation, shortPrompt } from '../inputs/conversations.js';
 
 /** Metrics and tracing on may cost at most this much CPU per request, relative to both off. */
 export const OBSERVABILITY_CPU_TARGET = 1.05;
@@ -46,18 +52,28 @@ export interface ObservabilityOptions {
   /** Scrapes of `/metrics` to time, one after the other. */
   scrapes: number;
   /**
-   * When set, the three `tpx serve` processes run with `--cpu-prof` and write `observability-off`,
-   * `-metrics` and `-tracing.cpuprofile` here on exit: profiles made under the same interleaved loads,
+   * When set, the four `tpx serve` processes run with `--cpu-prof` and write `observability-off`,
+   * `-metrics`, `-tracing` and `-tracing-sampled.cpuprofile` here on exit: profiles made under the same interleaved loads,
    * to hold against each other (`bench/profile/telemetry-share.ts`).
    */
   cpuProfileDir?: string | undefined;
 }
 
-const LOADS: readonly VariantLoad[] = [
-  { name: 'json c=16', connections: 16, stream: false },
-  { name: 'stream c=16', connections: 16, stream: true },
+/** Each load and the request it sends: a one-line prompt, or an agent's first turn (12 KiB, 16 tools). */
+const LOADS: readonly (VariantLoad & { request: (stream: boolean) => MessagesRequest })[] = [
+  { name: 'json c=16', connections: 16, stream: false, request: (stream) => shortPrompt({ stream }) },
+  { name: 'stream c=16', connections: 16, stream: true, request: (stream) => shortPrompt({ stream }) },
+  {
+    name: 'agent turn, stream c=16',
+    connections: 16,
+    stream: true,
+    request: (stream) => conversation('small', { stream }),
+  },
 ];
-const VARIANTS = ['off', 'metrics', 'metrics + tracing'] as const;
+/** The sampled variant traces one root exchange in ten (`parentbased_traceidratio`, 0.1). */
+const SAMPLED = 'metrics + tracing 1/10';
+const VARIANTS = ['off', 'metrics', 'metrics + tracing', SAMPLED] as const;
+type OnVariant = Exclude<(typeof VARIANTS)[number], 'off'>;
 
 export interface ObservabilityRow {
   load: string;
@@ -71,7 +87,7 @@ export interface ObservabilityRow {
 
 export interface ObservabilityRatio {
   load: string;
-  variant: 'metrics' | 'metrics + tracing';
+  variant: OnVariant;
   /** CPU per request, this variant / off, median of the per-round ratios. */
   cpuRatio: number;
   perRound: number[];
@@ -137,28 +153,40 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
                 `--cpu-prof-name=observability-${name}.cpuprofile`,
               ],
       });
-    const [off, metrics, traced] = await Promise.all([
+    const tracingEnv = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
+      OTEL_METRIC_EXPORT_INTERVAL: '5000',
+      OTEL_SERVICE_NAME: 'tpx-bench',
+    };
+    const [off, metrics, traced, sampled] = await Promise.all([
       serve('off', ['--no-metrics'], {}),
       serve('metrics', [], {}),
-      serve('tracing', [], {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
-        OTEL_METRIC_EXPORT_INTERVAL: '5000',
-        OTEL_SERVICE_NAME: 'tpx-bench',
+      serve('tracing', [], tracingEnv),
+      serve('tracing-sampled', [], {
+        ...tracingEnv,
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
       }),
     ]);
-    servers.push(off, metrics, traced);
+    servers.push(off, metrics, traced, sampled);
     const byVariant: Record<(typeof VARIANTS)[number], ChildServer> = {
       off,
       metrics,
       'metrics + tracing': traced,
+      [SAMPLED]: sampled,
     };
+    const bodies = new Map(
+      LOADS.flatMap((load) =>
+        [false, true].map((stream) => [`${load.name}/${stream}`, JSON.stringify(load.request(stream))]),
+      ),
+    );
     const target =
       (server: ChildServer) =>
-      (stream: boolean): LoadTarget => ({
+      (stream: boolean, load: VariantLoad): LoadTarget => ({
         origin: server.origin,
         path: '/v1/messages',
         headers: MESSAGES_HEADERS,
-        body: JSON.stringify(shortPrompt({ stream })),
+        body: bodies.get(`${load.name}/${stream}`)!,
       });
     const variants: Variant[] = VARIANTS.map((name) => ({
       name,
@@ -168,7 +196,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
 
     const measurements = await runVariants(variants, LOADS, options);
 
-    // After the loads: CPU at rest, all three idle at once, then what one scrape costs.
+    // After the loads: CPU at rest, all four idle at once, then what one scrape costs.
     await sleep(Math.min(500, options.idleMs));
     const idleBefore = VARIANTS.map((name) => threadCpuMs(byVariant[name].pid));
     const idleStartedAt = performance.now();
@@ -220,7 +248,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       })),
     );
     const ratios: ObservabilityRatio[] = LOADS.flatMap((load) =>
-      (['metrics', 'metrics + tracing'] as const).map((variant) => {
+      (['metrics', 'metrics + tracing', SAMPLED] as const).map((variant) => {
         const perRound = perRoundRatios(
           measurements,
           load.name,

@@ -12,6 +12,7 @@ describe('readOtelSettings', () => {
     expect(settings.traces).toEqual({
       url: 'http://collector:4318/v1/traces',
       protocol: 'http/protobuf',
+      sampler: { name: 'parentbased_always_on' },
       scheduleDelayMs: 5000,
       exportTimeoutMs: 30000,
       maxQueueSize: 2048,

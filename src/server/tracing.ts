@@ -42,6 +42,7 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
+import type * as TraceSdk from '@opentelemetry/sdk-trace';
 import { TransportError } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver } from '../providers/observer.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
@@ -92,9 +93,29 @@ const OPERATIONS: ReadonlyMap<string, string> = new Map([
 
 type Protocol = 'http/protobuf' | 'http/json';
 
+/** The samplers of the specification's `OTEL_TRACES_SAMPLER` that a process can apply on its own. */
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/**
+ * Which exchanges are traced (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`). The default is the
+ * specification's: follow the caller's sampled flag, trace every exchange that has no parent.
+ */
+export interface SamplerSettings {
+  name: (typeof SAMPLERS)[number];
+  /** For the two ratio samplers: the share of traces recorded, from 0 to 1 (default 1). */
+  ratio?: number;
+}
+
 /** What the environment asks for, one signal at a time. */
 export interface OtelSettings {
-  traces?: { url: string; protocol: Protocol } & SpanBatchSettings;
+  traces?: { url: string; protocol: Protocol; sampler: SamplerSettings } & SpanBatchSettings;
   metrics?: { url: string; protocol: Protocol; exportIntervalMs: number };
   serviceName: string;
 }
@@ -165,10 +186,29 @@ function readSpanBatchSettings(env: Record<string, string | undefined>): SpanBat
   };
 }
 
+function readSampler(env: Record<string, string | undefined>): SamplerSettings {
+  const given = env['OTEL_TRACES_SAMPLER']?.trim().toLowerCase();
+  const name = given === undefined || given === '' ? 'parentbased_always_on' : given;
+  const known = SAMPLERS.find((sampler) => sampler === name);
+  if (known === undefined) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `OTEL_TRACES_SAMPLER is ${JSON.stringify(env['OTEL_TRACES_SAMPLER'])}: tpx serve supports ${SAMPLERS.join(', ')}`,
+    );
+  }
+  if (!known.endsWith('traceidratio')) return { name: known };
+  // An invalid ratio is ignored, as the specification asks: every trace is then kept.
+  return {
+    name: known,
+    ratio: readNumber(env, 'OTEL_TRACES_SAMPLER_ARG', 1, (value) => value >= 0 && value <= 1),
+  };
+}
+
 /**
  * Reads the `OTEL_*` variables: which signals to export, where and how. A pure function of `env`.
  *
- * @throws TransportError `MODEL_ECONFIG` for a protocol other than OTLP over HTTP.
+ * @throws TransportError `MODEL_ECONFIG` for a protocol other than OTLP over HTTP, or a sampler this
+ * process cannot apply on its own (`jaeger_remote`, `xray`, …).
  */
 export function readOtelSettings(env: Record<string, string | undefined>): OtelSettings {
   const serviceName = env['OTEL_SERVICE_NAME'] || DEFAULT_SERVICE_NAME;
@@ -185,7 +225,12 @@ export function readOtelSettings(env: Record<string, string | undefined>): OtelS
     const resolved = url ?? `${DEFAULT_ENDPOINT}/${path}`;
     const protocol = readProtocol(env, signal);
     if (signal === 'TRACES') {
-      settings.traces = { url: resolved, protocol, ...readSpanBatchSettings(env) };
+      settings.traces = {
+        url: resolved,
+        protocol,
+        sampler: readSampler(env),
+        ...readSpanBatchSettings(env),
+      };
     } else {
       const interval = Number(env['OTEL_METRIC_EXPORT_INTERVAL']);
       settings.metrics = {
@@ -383,6 +428,13 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     const tracer = this.#instruments.tracer;
     if (tracer === undefined || this.#span === undefined) return undefined;
     this.#exchangeContext ??= trace.setSpan(this.#parent, this.#span);
+    if (!this.#span.isRecording()) {
+      // Not sampled: no attempt span (it would not be recorded either); the upstream still learns the
+      // trace, and that it is not sampled.
+      const carrier: Record<string, string> = {};
+      this.#instruments.propagator.inject(this.#exchangeContext, carrier, carrierSetter);
+      return carrier;
+    }
     const child = tracer.startSpan(
       `${this.#operation} attempt ${attempt.number}`,
       {
@@ -446,7 +498,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       }
     }
     const span = this.#span;
-    if (span === undefined) return;
+    if (span === undefined || !span.isRecording()) return;
     // The operation and provider were set when the span started; only what the end knows is added.
     if (record.model !== undefined) {
       span.updateName(`${this.#operation} ${record.model}`);
@@ -466,6 +518,25 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     this.#attemptSpan?.end();
     for (const child of this.#overlapping?.values() ?? []) child.end();
     span.end();
+  }
+}
+
+/** The SDK's sampler for `settings`. */
+function makeSampler(sdk: typeof TraceSdk, settings: SamplerSettings) {
+  const ratio = new sdk.TraceIdRatioBasedSampler(settings.ratio ?? 1);
+  switch (settings.name) {
+    case 'always_on':
+      return new sdk.AlwaysOnSampler();
+    case 'always_off':
+      return new sdk.AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new sdk.ParentBasedSampler({ root: ratio });
   }
 }
 
@@ -493,13 +564,15 @@ export async function startTracing(
 
   let tracer: Tracer | undefined;
   if (settings.traces !== undefined) {
-    const { TracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace');
+    const sdk = await import('@opentelemetry/sdk-trace');
+    const { TracerProvider, BatchSpanProcessor } = sdk;
     const { OTLPTraceExporter } =
       settings.traces.protocol === 'http/json'
         ? await import('@opentelemetry/exporter-trace-otlp-http')
         : await import('@opentelemetry/exporter-trace-otlp-proto');
     const provider = new TracerProvider({
       resource,
+      sampler: makeSampler(sdk, settings.traces.sampler),
       spanProcessors: [
         new BatchSpanProcessor({
           exporter: new OTLPTraceExporter({ url: settings.traces.url }),

@@ -5,94 +5,12 @@
  * `traceparent`, a child span per upstream attempt whose context reaches the upstream, and the GenAI
  * client histograms; with `http/protobuf` (the default) the export arrives as protobuf.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/start-server.js';
 import { startTracing, type Tracing } from '../../src/server/tracing.js';
 import { createTransport } from '../../src/transport/create-transport.js';
+import { attributes, spansOf, startReceiver, type OtlpValue } from '../helpers/otlp-receiver.js';
 import { startScriptedServer, step, textMessage, type ScriptedServer } from '../helpers/scripted-server.js';
-
-interface Export {
-  path: string;
-  contentType: string;
-  body: Buffer;
-}
-
-interface Receiver {
-  url: string;
-  exports: Export[];
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const exports: Export[] = [];
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      exports.push({
-        path: request.url ?? '',
-        contentType: request.headers['content-type'] ?? '',
-        body: Buffer.concat(chunks),
-      });
-      // An empty export response: success, nothing rejected.
-      const json = (request.headers['content-type'] ?? '').includes('json');
-      response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
-      response.end(json ? '{}' : undefined);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    exports,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-type OtlpValue = {
-  stringValue?: string;
-  intValue?: string | number;
-  doubleValue?: number;
-  arrayValue?: { values: OtlpValue[] };
-};
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: OtlpValue }[];
-  status?: { code?: number };
-}
-
-function plain(value: OtlpValue): unknown {
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.arrayValue !== undefined) return value.arrayValue.values.map(plain);
-  return undefined;
-}
-
-function attributes(span: { attributes: { key: string; value: OtlpValue }[] }): Record<string, unknown> {
-  return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
-}
-
-function spansOf(receiver: Receiver): OtlpSpan[] {
-  return receiver.exports
-    .filter((entry) => entry.path === '/v1/traces')
-    .flatMap((entry) => {
-      const body = JSON.parse(entry.body.toString('utf8')) as {
-        resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-      };
-      return body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
-    });
-}
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,0 +1,90 @@
+/**
+ * A real OTLP/HTTP receiver on loopback for tests: a small `node:http` server that records every export
+ * the official OTLP exporters POST to it and answers each with an empty success; and readers of the spans
+ * in its `http/json` exports.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Export {
+  path: string;
+  contentType: string;
+  body: Buffer;
+}
+
+export interface Receiver {
+  url: string;
+  exports: Export[];
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const exports: Export[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      exports.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+      });
+      // An empty export response: success, nothing rejected.
+      const json = (request.headers['content-type'] ?? '').includes('json');
+      response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
+      response.end(json ? '{}' : undefined);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    exports,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export type OtlpValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  arrayValue?: { values: OtlpValue[] };
+};
+export interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: OtlpValue }[];
+  status?: { code?: number };
+}
+
+export function plain(value: OtlpValue): unknown {
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.intValue !== undefined) return Number(value.intValue);
+  if (value.doubleValue !== undefined) return value.doubleValue;
+  if (value.arrayValue !== undefined) return value.arrayValue.values.map(plain);
+  return undefined;
+}
+
+export function attributes(span: {
+  attributes: { key: string; value: OtlpValue }[];
+}): Record<string, unknown> {
+  return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
+}
+
+export function spansOf(receiver: Receiver): OtlpSpan[] {
+  return receiver.exports
+    .filter((entry) => entry.path === '/v1/traces')
+    .flatMap((entry) => {
+      const body = JSON.parse(entry.body.toString('utf8')) as {
+        resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
+      };
+      return body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    });
+}
