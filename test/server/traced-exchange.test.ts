@@ -7,7 +7,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
-import { attributes, spansOf, startReceiver, type Receiver } from '../helpers/otlp-receiver.js';
+import {
+  attributes,
+  spansOf,
+  startReceiver,
+  type OtlpValue,
+  type Receiver,
+} from '../helpers/otlp-receiver.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -179,6 +185,103 @@ describe('the exchange span', () => {
     });
     await tracing.shutdown();
     expect(spansOf(receiver).map((span) => span.name)).toStrictEqual(['list_models']);
+  });
+});
+
+describe('the GenAI histograms', () => {
+  type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
+
+  function points(receiver: Receiver, name: string) {
+    return receiver.exports
+      .filter((entry) => entry.path === '/v1/metrics')
+      .flatMap((entry) => {
+        const body = JSON.parse(entry.body.toString('utf8')) as {
+          resourceMetrics: {
+            scopeMetrics: { metrics: { name: string; histogram: { dataPoints: Point[] } }[] }[];
+          }[];
+        };
+        return body.resourceMetrics.flatMap((resource) =>
+          resource.scopeMetrics.flatMap((scope) => scope.metrics),
+        );
+      })
+      .filter((metric) => metric.name === name)
+      .flatMap((metric) => metric.histogram.dataPoints)
+      .map((point) => ({ attributes: attributes(point), count: Number(point.count), sum: point.sum }))
+      .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
+  }
+
+  it('record each exchange with only the attributes it knows, its duration in seconds, and only token counts that are counts', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const tracing = await startTracing(
+      {
+        OTEL_METRICS_EXPORTER: 'otlp',
+        OTEL_TRACES_EXPORTER: 'none',
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+      },
+      { providerName: 'anthropic' },
+    );
+    if (tracing === undefined) throw new Error('expected metrics to start');
+    closers.push(() => tracing.shutdown());
+    const before = performance.now();
+    const list = tracing.startExchange({ method: 'GET', path: '/v1/models', headers: {} });
+    list.end({
+      record: {
+        requestId: 'a',
+        method: 'GET',
+        path: '/v1/models',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    const chat = tracing.startExchange(START);
+    chat.end({
+      record: {
+        requestId: 'b',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+        model: 'claude-x',
+        usage: { input_tokens: 4, output_tokens: -1 },
+      },
+    });
+    const elapsedSeconds = (performance.now() - before) / 1000;
+    await tracing.shutdown();
+    const durations = points(receiver, 'gen_ai.client.operation.duration');
+    expect(durations.map(({ attributes: keys, count }) => ({ attributes: keys, count }))).toStrictEqual([
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': 'claude-x',
+        },
+        count: 1,
+      },
+      {
+        attributes: { 'gen_ai.operation.name': 'list_models', 'gen_ai.provider.name': 'anthropic' },
+        count: 1,
+      },
+    ]);
+    for (const { sum } of durations) {
+      expect(sum).toBeGreaterThanOrEqual(0);
+      expect(sum).toBeLessThanOrEqual(elapsedSeconds);
+    }
+    expect(points(receiver, 'gen_ai.client.token.usage')).toStrictEqual([
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': 'claude-x',
+          'gen_ai.token.type': 'input',
+        },
+        count: 1,
+        sum: 4,
+      },
+    ]);
   });
 });
 
