@@ -237,6 +237,16 @@ describe('the GenAI histograms', () => {
       },
     });
     const chat = tracing.startExchange(START);
+    // Without traces there is no attempt span and no trace context to send upstream; the upstream
+    // model an attempt reports still names the response model.
+    expect(chat.observer?.onAttemptStart?.({ number: 1, provider: 'anthropic' })).toBeUndefined();
+    chat.observer?.onAttemptEnd?.({
+      number: 1,
+      provider: 'anthropic',
+      status: 200,
+      upstreamModel: 'up',
+      durationMs: 1,
+    });
     chat.end({
       record: {
         requestId: 'b',
@@ -258,6 +268,7 @@ describe('the GenAI histograms', () => {
           'gen_ai.operation.name': 'chat',
           'gen_ai.provider.name': 'anthropic',
           'gen_ai.request.model': 'claude-x',
+          'gen_ai.response.model': 'up',
         },
         count: 1,
       },
@@ -276,6 +287,7 @@ describe('the GenAI histograms', () => {
           'gen_ai.operation.name': 'chat',
           'gen_ai.provider.name': 'anthropic',
           'gen_ai.request.model': 'claude-x',
+          'gen_ai.response.model': 'up',
           'gen_ai.token.type': 'input',
         },
         count: 1,
