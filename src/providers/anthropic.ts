@@ -88,7 +88,12 @@ async function failOnStatus(
 ): Promise<never> {
   const error = await upstreamError(response, context, 'anthropic');
   if (call === undefined) throw error;
-  throw explainUpstreamError(error, { method: 'POST', ...call, baseUrlVariable: 'ANTHROPIC_BASE_URL' });
+  throw explainUpstreamError(error, {
+    method: 'POST',
+    ...call,
+    baseUrlVariable: 'ANTHROPIC_BASE_URL',
+    routesAddV1: true,
+  });
 }
 
 function parseJson(text: string, what: string): unknown {

@@ -143,4 +143,35 @@ describe('explainUpstreamError', () => {
       expect(explained.message).toContain(`try ${root}/v1`);
     }
   });
+  it('on the native path, where the routes carry their own /v1, asks to drop a /v1 the base URL ends in', () => {
+    const native = { method: 'POST', baseUrlVariable: 'ANTHROPIC_BASE_URL', routesAddV1: true } as const;
+    const doubled = explainUpstreamError(notFound('Not Found'), {
+      ...native,
+      url: 'http://127.0.0.1:9/v1/v1/messages?beta=true',
+    });
+    expect(doubled.message).toBe(
+      'the upstream has no endpoint at POST http://127.0.0.1:9/v1/v1/messages?beta=true (404: Not Found); ' +
+        'ANTHROPIC_BASE_URL is the API root without /v1: try http://127.0.0.1:9',
+    );
+    const plain = explainUpstreamError(notFound('Not Found'), {
+      ...native,
+      url: 'http://127.0.0.1:9/v1/messages',
+    });
+    expect(plain.message).toBe(
+      'the upstream has no endpoint at POST http://127.0.0.1:9/v1/messages (404: Not Found); ' +
+        'check ANTHROPIC_BASE_URL (now http://127.0.0.1:9) and the port',
+    );
+  });
+
+  it('strips the Responses route to find the base', () => {
+    const explained = explainUpstreamError(notFound('Not Found'), {
+      method: 'POST',
+      url: 'http://h/api/responses',
+      baseUrlVariable: 'TPX_BASE_URL',
+    });
+    expect(explained.message).toBe(
+      'the upstream has no endpoint at POST http://h/api/responses (404: Not Found); ' +
+        'TPX_BASE_URL is usually the API root ending in /v1: try http://h/api/v1',
+    );
+  });
 });

@@ -1,8 +1,8 @@
 /**
  * Upstream errors that point at their fix. A 404 from a model server means one of two things, and the
  * fixes differ: the model is not served (map the requested name to one that is) or the URL is wrong
- * (the base URL is usually the API root ending in `/v1`). A refused connection names the host and port
- * nobody listens on.
+ * (the base URL is usually the API root ending in `/v1`, or on the native path the root without it). A
+ * refused connection names the host and port nobody listens on.
  *
  * @module
  */
@@ -16,6 +16,11 @@ export interface FailedCall {
   model?: string;
   /** The variable holding the base URL: `TPX_BASE_URL` or `ANTHROPIC_BASE_URL`. */
   baseUrlVariable: string;
+  /**
+   * Whether the provider's routes carry their own `/v1` (`{base}/v1/messages`), so that the base URL is
+   * the API root without it; otherwise (`{base}/chat/completions`) the base usually ends in `/v1`.
+   */
+  routesAddV1?: boolean;
 }
 
 /** Whether a 404's message is about a model rather than a route (vLLM, OpenAI, Ollama, OpenRouter, Anthropic). */
@@ -48,10 +53,17 @@ export function explainUpstreamError(error: TransportError, call: FailedCall): T
         "TPX_MODEL_MAP (--model-map, e.g. '*=served-model'), or set TPX_MODEL; `tpx doctor` lists what the upstream serves",
     );
   }
-  const root = call.url.replace(/\/(chat\/completions|v1\/messages|models|v1\/models)(\?.*)?$/, '');
-  const hint = /\/v1$/.test(root)
-    ? `check ${call.baseUrlVariable} (now ${root}) and the port`
-    : `${call.baseUrlVariable} is usually the API root ending in /v1: try ${root}/v1`;
+  const root = call.url.replace(/\/(chat\/completions|responses|v1\/messages|models|v1\/models)(\?.*)?$/, '');
+  const endsInV1 = /\/v1$/.test(root);
+  const checkIt = `check ${call.baseUrlVariable} (now ${root}) and the port`;
+  const hint =
+    call.routesAddV1 === true
+      ? endsInV1
+        ? `${call.baseUrlVariable} is the API root without /v1: try ${root.slice(0, -'/v1'.length)}`
+        : checkIt
+      : endsInV1
+        ? checkIt
+        : `${call.baseUrlVariable} is usually the API root ending in /v1: try ${root}/v1`;
   return rebuilt(
     error,
     `the upstream has no endpoint at ${call.method} ${call.url} (404: ${error.message}); ${hint}`,

@@ -466,16 +466,20 @@ export function createTpxProvider(config: TpxConfig): Provider {
 }
 
 /**
- * Applies the request's context edits (`apply-context-edits.ts`) before translation. Only tool-use
- * clearing needs tokens counted: the request's own count goes through the sliced estimate (the loop is
- * given back while counting), and the cleared content, a part of it, is counted in the same slices with
- * long runs broken, so its cost stays linear.
+ * Applies the request's context edits (`apply-context-edits.ts`) before translation. What an edit clears
+ * is counted (each applied edit reports its `cleared_input_tokens`), in slices with long runs broken, so
+ * its cost stays linear; only tool-use clearing also needs the request's own count, for its trigger, and
+ * that goes through the sliced estimate (the loop is given back while counting).
  */
 async function applyEdits(request: MessagesRequest): Promise<ContextEditOutcome> {
-  if (!needsTokenCounter(request)) return applyContextEdits(request, () => 0);
+  if (request['context_management'] === undefined || request['context_management'] === null) {
+    return { request, appliedEdits: undefined };
+  }
   const countText = await loadTokenCounter();
-  const inputTokens = await estimateInputTokensInSlices(request, countText);
-  return applyContextEdits(request, countLinearly(countText), { inputTokens });
+  const options = needsTokenCounter(request)
+    ? { inputTokens: await estimateInputTokensInSlices(request, countText) }
+    : {};
+  return applyContextEdits(request, countLinearly(countText), options);
 }
 
 /** A counter whose cost stays linear on hostile text: slices, and runs without spaces broken. */

@@ -8,6 +8,8 @@ import { createAnthropicProvider } from '../../src/providers/anthropic.js';
 import type { ExchangeOptions } from '../../src/providers/exchange-types.js';
 import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
 import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
+import { ERROR_BODY_LIMIT } from '../../src/providers/upstream-answer.js';
+import { rawJsonOf } from '../../src/providers/raw-json.js';
 
 let server: ScriptedServer | undefined;
 let attempt: TestAttempt | undefined;
@@ -458,5 +460,267 @@ describe('anthropic provider: count_tokens, models, inspect', () => {
       problem: 'answered 403',
     });
     expect(server!.requests[1]!.headers['content-type']).toBeUndefined();
+  });
+});
+
+describe('anthropic provider: what goes out', () => {
+  it('sends JSON with the key and the default version, asking for JSON or events, and no beta header unasked', async () => {
+    const native = await provider([step.json(MESSAGE), step.sse(frames(START, DELTA(), STOP))]);
+    await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    await collect(native.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    const [sent, streamed] = server!.requests;
+    expect(sent!.headers['content-type']).toBe('application/json');
+    expect(sent!.headers['accept']).toBe('application/json');
+    expect(sent!.headers['x-api-key']).toBe('sk-ant-direct-test');
+    expect(sent!.headers['anthropic-version']).toBe('2023-06-01');
+    expect('anthropic-beta' in sent!.headers).toBe(false);
+    expect(streamed!.headers['content-type']).toBe('application/json');
+    expect(streamed!.headers['accept']).toBe('text/event-stream');
+  });
+
+  it("passes the caller's anthropic-version on, whatever the case of its name", async () => {
+    const native = await provider([step.json(MESSAGE)]);
+    await native.send(
+      REQUEST,
+      { headers: { 'Anthropic-Version': '2024-10-22' } },
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(server!.requests[0]!.headers['anthropic-version']).toBe('2024-10-22');
+  });
+
+  it('keeps a "?" inside the query, dropping only a leading one', async () => {
+    const native = await provider([step.json(MESSAGE)]);
+    await native.send(REQUEST, { query: '?q=why?&beta=true' }, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.url).toBe('/v1/messages?q=why?&beta=true');
+  });
+
+  it('sends the raw body byte for byte when its stream flag is the one about to be used', async () => {
+    const native = await provider([step.json(MESSAGE), step.sse(frames(START, DELTA(), STOP))]);
+    const rawBody = '{ "model" : "claude-test", "max_tokens": 16, "messages": [] }';
+    await native.send(REQUEST, { rawBody }, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.bodyText).toBe(rawBody);
+    const streamingRaw = '{"stream":true,  "model":"claude-test"}';
+    await collect(
+      native.stream(
+        { ...REQUEST, stream: true },
+        { rawBody: streamingRaw },
+        attempt!.context,
+        attempt!.report,
+      ),
+    );
+    expect(server!.requests[1]!.bodyText).toBe(streamingRaw);
+  });
+
+  it('sends a request without a stream flag as it is, adding none', async () => {
+    const native = await provider([step.json(MESSAGE)]);
+    await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.bodyText).toBe(JSON.stringify(REQUEST));
+  });
+});
+
+describe('anthropic provider: error statuses', () => {
+  it('explains a 404 about the model of a message with the model it sent and ANTHROPIC_BASE_URL for the route', async () => {
+    const native = await provider([
+      step.json(
+        { type: 'error', error: { type: 'not_found_error', message: 'model: claude-test' } },
+        { status: 404 },
+      ),
+      step.text(404, 'Not Found', { 'content-type': 'text/plain' }),
+    ]);
+    const model = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(model).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'anthropic' });
+    expect((model as Error).message).toMatch(/^the upstream does not serve the model "claude-test" \(/);
+    const route = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect((route as Error).message).toBe(
+      `the upstream has no endpoint at POST ${server!.url}/v1/messages (404: upstream answered 404 Not Found with a ` +
+        `text/plain body, not JSON — is the base URL right? (Not Found)); check ANTHROPIC_BASE_URL (now ${server!.url}) and the port`,
+    );
+  });
+
+  it('explains a 404 of a stream the same way', async () => {
+    const native = await provider([
+      step.json(
+        { type: 'error', error: { type: 'not_found_error', message: 'model: claude-test' } },
+        { status: 404 },
+      ),
+    ]);
+    const error = await rejectionOf(collect(native.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the upstream does not serve the model "claude-test" \(/);
+  });
+
+  it('names the provider of a 200 body that is not JSON', async () => {
+    const native = await provider([step.text(200, 'not json', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+    });
+  });
+});
+
+describe('anthropic provider: reading answers', () => {
+  it('refuses a 200 body of JSON null as not a message', async () => {
+    const native = await provider([step.text(200, 'null', { 'content-type': 'application/json' })]);
+    const error = await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the anthropic response is not a valid message: /);
+  });
+
+  it('reads a message that also carries an error field as the message: only an error-typed body is an error', async () => {
+    const native = await provider([
+      step.json({ ...MESSAGE, error: { type: 'overloaded_error', message: 'stale' } }),
+    ]);
+    const message = await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'Hello' }]);
+  });
+
+  it('accepts a message of several text blocks, which have no tool_use ids to compare', async () => {
+    const native = await provider([
+      step.json({
+        ...MESSAGE,
+        content: [
+          { type: 'text', text: 'One' },
+          { type: 'text', text: 'Two' },
+        ],
+      }),
+    ]);
+    const message = await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([
+      { type: 'text', text: 'One' },
+      { type: 'text', text: 'Two' },
+    ]);
+  });
+
+  it('gives the empty list for an OpenAI-shaped model list with no usable ids', async () => {
+    const native = await provider([step.json({ object: 'list', data: [{ object: 'model' }] })]);
+    expect(await native.listModels!({}, attempt!.context, attempt!.report)).toStrictEqual({
+      data: [],
+      has_more: false,
+      first_id: null,
+      last_id: null,
+    });
+  });
+
+  it('names no body when a stream answered with something else has a body too large to quote', async () => {
+    const error = await rejectionOf(
+      streamOf([step.text(200, 'z'.repeat(ERROR_BODY_LIMIT + 10), { 'content-type': 'text/plain' })]),
+    );
+    expect((error as Error).message).toBe(
+      'the anthropic endpoint answered a stream request with text/plain, not text/event-stream: ""',
+    );
+  });
+
+  it('skips an event type it does not know, delivering the rest unchanged', async () => {
+    const events = await streamOf([
+      step.sse(frames(START, { type: 'future_event', detail: 1 }, DELTA(), STOP)),
+    ]);
+    expect(events).toStrictEqual([START, DELTA(), STOP]);
+  });
+
+  it('refuses a known event of the wrong shape, naming the provider', async () => {
+    const error = await rejectionOf(
+      streamOf([step.sse(frames(START, { type: 'content_block_delta', index: 0 }))]),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the anthropic stream sent an invalid event: ./);
+  });
+
+  it('refuses an event whose data is JSON null, or a block start whose block is null', async () => {
+    for (const data of ['null', '{"type":"content_block_start","index":0,"content_block":null}']) {
+      const error = await rejectionOf(
+        streamOf([step.sse([...frames(START), `event: x\ndata: ${data}\n\n`])]),
+      );
+      expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+      expect((error as Error).message).toMatch(/^the anthropic stream sent an invalid event: ./);
+      await attempt!.close();
+      await server!.close();
+    }
+  });
+});
+
+describe('anthropic provider: answers in detail', () => {
+  it('is named anthropic', () => {
+    expect(createAnthropicProvider({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9' }).name).toBe('anthropic');
+  });
+
+  it('reads a 299 answer as a success', async () => {
+    const native = await provider([
+      step.json(MESSAGE, { status: 299 }),
+      step.sse(frames(START, DELTA(), STOP), { status: 299 }),
+    ]);
+    expect((await native.send(REQUEST, {}, attempt!.context, attempt!.report)).content).toStrictEqual(
+      MESSAGE.content,
+    );
+    expect(await collect(native.stream(REQUEST, {}, attempt!.context, attempt!.report))).toStrictEqual([
+      START,
+      DELTA(),
+      STOP,
+    ]);
+  });
+
+  it('keeps the bytes a validated message came in, for a relay to send on as they are', async () => {
+    const text = `{ "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+      "content": [{"type": "text", "text": "Hello"}], "stop_reason": "end_turn", "stop_sequence": null,
+      "usage": {"input_tokens": 3, "output_tokens": 1} }`;
+    const native = await provider([step.text(200, text, { 'content-type': 'application/json' })]);
+    const message = await native.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(rawJsonOf(message)).toBe(text);
+  });
+
+  it('says which answer was not JSON', async () => {
+    const native = await provider([step.text(200, '{oops', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic response is not valid JSON: "{oops"',
+    });
+  });
+
+  it('maps a model list of mixed shapes entry by entry, skipping entries that are not objects', async () => {
+    const native = await provider([
+      step.json({
+        data: [null, { type: 'model', id: 'claude-a' }, { object: 'model', id: 'local', created: 0 }],
+      }),
+    ]);
+    const listed = (await native.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string; type: string }[];
+    };
+    expect(listed.data.map((entry) => [entry.type, entry.id])).toStrictEqual([
+      ['model', 'claude-a'],
+      ['model', 'local'],
+    ]);
+  });
+
+  it('quotes a broken tool input of exactly 100 characters whole, naming the provider', async () => {
+    const fragment = `{"a":"${'w'.repeat(94)}`;
+    expect(fragment).toHaveLength(100);
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(
+          frames(
+            START,
+            {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'tool_use', id: 'toolu_1', name: 'a', input: {} },
+            },
+            {
+              type: 'content_block_delta',
+              index: 0,
+              delta: { type: 'input_json_delta', partial_json: fragment },
+            },
+            { type: 'content_block_stop', index: 0 },
+            DELTA('end_turn'),
+            STOP,
+          ),
+        ),
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: `the anthropic stream sent tool input for block 0 that is not a JSON object: ${JSON.stringify(fragment)}`,
+    });
   });
 });

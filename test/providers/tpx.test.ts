@@ -10,6 +10,7 @@ import { createTpxProvider, type TpxConfig } from '../../src/providers/tpx.js';
 import { DIALECTS } from '../../src/translate/dialects.js';
 import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
 import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
+import { ERROR_BODY_LIMIT } from '../../src/providers/upstream-answer.js';
 
 let server: ScriptedServer | undefined;
 let attempt: TestAttempt | undefined;
@@ -405,5 +406,212 @@ describe('tpx provider: models and inspect', () => {
     const vllm = await provider([models(), step.json({ n_ctx: 1 })], { dialect: DIALECTS.vllm });
     expect((await vllm.inspect!({}, attempt!.context, attempt!.report)).contextWindow).toBeUndefined();
     expect(server!.requests).toHaveLength(1);
+  });
+});
+
+describe('tpx provider: context editing', () => {
+  const PLACEHOLDER = '[This tool result was cleared to save context.]';
+  // Long enough for three slices of the counter, with runs of non-space characters longer than it
+  // breaks, two of them in the first slice.
+  const LONG_RESULT =
+    'alpha beta '.repeat(20) +
+    'x'.repeat(150) +
+    ' gamma ' +
+    'y'.repeat(150) +
+    ' ' +
+    'delta epsilon '.repeat(150) +
+    'z'.repeat(300);
+  const TOOLS = [{ name: 'read', input_schema: { type: 'object' as const } }];
+  const CLEAR_TOOL_USES = {
+    edits: [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'tool_uses', value: 0 },
+        keep: { type: 'tool_uses', value: 0 },
+      },
+    ],
+  };
+  const withToolResult = (contextManagement: object | undefined): MessagesRequest => ({
+    ...REQUEST,
+    tools: TOOLS,
+    messages: [
+      { role: 'user', content: 'Read the log' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: LONG_RESULT }] },
+    ],
+    ...(contextManagement === undefined ? {} : { context_management: contextManagement }),
+  });
+
+  /** What count_tokens says for one user message of `text`: the estimate the edit's figures use. */
+  async function countOf(tpx: ReturnType<typeof createTpxProvider>, text: string): Promise<number> {
+    const count = await tpx.countTokens!(
+      { model: 'served-model', messages: [{ role: 'user', content: text }] },
+      {},
+      attempt!.context,
+      attempt!.report,
+    );
+    return count.input_tokens;
+  }
+
+  it('clears the tool result before sending, and reports the tokens freed as count_tokens counts them', async () => {
+    const tpx = await provider([step.json(COMPLETION)]);
+    const message = await tpx.send(withToolResult(CLEAR_TOOL_USES), {}, attempt!.context, attempt!.report);
+    const freed = (await countOf(tpx, LONG_RESULT)) - (await countOf(tpx, PLACEHOLDER));
+    expect(freed).toBeGreaterThan(500);
+    expect(message).toStrictEqual({
+      id: 'msg_chatcmpl-1',
+      type: 'message',
+      role: 'assistant',
+      model: 'served-model',
+      content: [{ type: 'text', text: 'Hello' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: message.usage,
+      context_management: {
+        applied_edits: [
+          { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: freed },
+        ],
+      },
+    });
+    const sent = server!.requests[0]!.json as { messages: { role: string; content: unknown }[] };
+    expect(
+      sent.messages.filter((entry) => entry.role === 'tool').map((entry) => entry.content),
+    ).toStrictEqual([PLACEHOLDER]);
+  });
+
+  it('reports the applied edits on message_delta of a stream, and on no other event', async () => {
+    const tpx = await provider([
+      step.sse([chunk({ role: 'assistant', content: 'Done' }), chunk({}, 'stop'), 'data: [DONE]\n\n']),
+    ]);
+    const events = await collect(
+      tpx.stream(withToolResult(CLEAR_TOOL_USES), {}, attempt!.context, attempt!.report),
+    );
+    const freed = (await countOf(tpx, LONG_RESULT)) - (await countOf(tpx, PLACEHOLDER));
+    const delta = events.find((event) => event.type === 'message_delta');
+    expect((delta as { context_management?: unknown }).context_management).toStrictEqual({
+      applied_edits: [
+        { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: freed },
+      ],
+    });
+    expect(events.filter((event) => 'context_management' in event).map((event) => event.type)).toStrictEqual([
+      'message_delta',
+    ]);
+    expect(textOf(events)).toBe('Done');
+  });
+
+  it('reports the tokens of cleared thinking as count_tokens counts them', async () => {
+    const thinking = 'Let me think about the weather in Paris and what to wear there. '.repeat(8);
+    const tpx = await provider([step.json(COMPLETION)]);
+    const request: MessagesRequest = {
+      ...REQUEST,
+      messages: [
+        { role: 'user', content: 'One' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking, signature: 's1' },
+            { type: 'text', text: 'A' },
+          ],
+        },
+        { role: 'user', content: 'Two' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Short.', signature: 's2' },
+            { type: 'text', text: 'B' },
+          ],
+        },
+        { role: 'user', content: 'Three' },
+      ],
+      context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
+    };
+    const message = await tpx.send(request, {}, attempt!.context, attempt!.report);
+    const expected = (await countOf(tpx, thinking)) - 8;
+    expect(expected).toBeGreaterThan(50);
+    expect(message['context_management']).toStrictEqual({
+      applied_edits: [
+        { type: 'clear_thinking_20251015', cleared_thinking_turns: 1, cleared_input_tokens: expected },
+      ],
+    });
+  });
+
+  it('answers a request without context management with no context_management, on a message or a stream', async () => {
+    const tpx = await provider([
+      step.json(COMPLETION),
+      step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop'), 'data: [DONE]\n\n']),
+    ]);
+    const message = await tpx.send(withToolResult(undefined), {}, attempt!.context, attempt!.report);
+    expect('context_management' in message).toBe(false);
+    const events = await collect(
+      tpx.stream(withToolResult(undefined), {}, attempt!.context, attempt!.report),
+    );
+    expect(events.some((event) => 'context_management' in event)).toBe(false);
+    const sent = server!.requests[0]!.json as { messages: { role: string; content: unknown }[] };
+    expect(
+      sent.messages.filter((entry) => entry.role === 'tool').map((entry) => entry.content),
+    ).toStrictEqual([LONG_RESULT]);
+  });
+});
+
+describe('tpx provider: failures that are answers in themselves', () => {
+  async function withShortFirstByte(steps: Step[], config: Partial<TpxConfig> = {}) {
+    const tpx = await provider(steps, config);
+    await attempt!.close();
+    attempt = testAttempt('tpx', { deadlines: { firstByteTimeoutMs: 100 } });
+    return tpx;
+  }
+
+  it('fails count_tokens on a network failure or a deadline instead of estimating', async () => {
+    const tpx = await withShortFirstByte([step.reset('before-headers'), step.noHeaders()], {
+      dialect: DIALECTS.vllm,
+    });
+    expect(await rejectionOf(tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject(
+      {
+        code: 'MODEL_ETRANSPORT',
+        provider: 'tpx',
+      },
+    );
+    expect(await rejectionOf(tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject(
+      {
+        code: 'MODEL_ETIMEOUT',
+        deadline: 'first-byte',
+      },
+    );
+  });
+
+  it('fails the model list on a deadline instead of falling back', async () => {
+    const tpx = await withShortFirstByte([step.noHeaders()], { model: 'configured' });
+    expect(await rejectionOf(tpx.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_ETIMEOUT',
+      deadline: 'first-byte',
+    });
+  });
+});
+
+describe('tpx provider: stream answers that are not a stream', () => {
+  it('explains a 404 about the model of a stream with the model it sent', async () => {
+    const tpx = await provider([
+      step.json({ error: { message: 'The model `served-model` does not exist.' } }, { status: 404 }),
+    ]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'tpx' });
+    expect((error as Error).message).toMatch(/^the upstream does not serve the model "served-model" \(/);
+  });
+
+  it('quotes no body when the body of a stream answered with something else is too large to read', async () => {
+    const tpx = await provider([
+      step.text(200, 'q'.repeat(ERROR_BODY_LIMIT + 10), { 'content-type': 'text/plain' }),
+    ]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect((error as Error).message).toBe(
+      'the tpx endpoint answered a stream request with text/plain, not text/event-stream: ""',
+    );
+  });
+
+  it('quotes an error event whose data is not JSON', async () => {
+    const tpx = await provider([step.sse(['event: error\ndata: upstream exploded\n\n'])]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({ provider: 'tpx' });
+    expect((error as Error).message).toContain('upstream exploded');
   });
 });
