@@ -724,3 +724,82 @@ describe('anthropic provider: answers in detail', () => {
     });
   });
 });
+
+describe('anthropic provider: stream rules in detail', () => {
+  const textStart = (index: number) => ({
+    type: 'content_block_start',
+    index,
+    content_block: { type: 'text', text: '' },
+  });
+  const textDelta = (index: number, text: string) => ({
+    type: 'content_block_delta',
+    index,
+    delta: { type: 'text_delta', text },
+  });
+  const stop = (index: number) => ({ type: 'content_block_stop', index });
+  const toolStart = (index: number, id: string) => ({
+    type: 'content_block_start',
+    index,
+    content_block: { type: 'tool_use', id, name: 'a', input: {} },
+  });
+  const toolDelta = (index: number, partial_json: string) => ({
+    type: 'content_block_delta',
+    index,
+    delta: { type: 'input_json_delta', partial_json },
+  });
+
+  it('delivers two text blocks one after the other, skipping data of only whitespace', async () => {
+    const events = await streamOf([
+      step.sse([
+        ...frames(START, textStart(0), textDelta(0, 'A'), stop(0)),
+        'data:    \n\n',
+        ...frames(textStart(1), textDelta(1, 'B'), stop(1), DELTA(), STOP),
+      ]),
+    ]);
+    expect(events).toStrictEqual([
+      START,
+      textStart(0),
+      textDelta(0, 'A'),
+      stop(0),
+      textStart(1),
+      textDelta(1, 'B'),
+      stop(1),
+      DELTA(),
+      STOP,
+    ]);
+  });
+
+  it('refuses a delta for a block it already closed because the next one started', async () => {
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(frames(START, textStart(0), textStart(1), textDelta(0, 'late'), stop(1), DELTA(), STOP)),
+      ]),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the anthropic stream broke the event order: ./);
+  });
+
+  it('refuses a second cut tool input at once, even in a stream cut by max_tokens', async () => {
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(
+          frames(
+            START,
+            toolStart(0, 'toolu_1'),
+            toolDelta(0, '{"a":"x'),
+            stop(0),
+            toolStart(1, 'toolu_2'),
+            toolDelta(1, '{"b":"y'),
+            stop(1),
+            DELTA('max_tokens'),
+            STOP,
+          ),
+        ),
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: 'the anthropic stream sent tool input for block 1 that is not a JSON object: "{\\"b\\":\\"y"',
+    });
+  });
+});
