@@ -802,4 +802,12 @@ describe('anthropic provider: stream rules in detail', () => {
       message: 'the anthropic stream sent tool input for block 1 that is not a JSON object: "{\\"b\\":\\"y"',
     });
   });
+  it('says which stream event was not JSON', async () => {
+    const error = await rejectionOf(streamOf([step.sse([...frames(START), 'event: ping\ndata: {nope\n\n'])]));
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic stream event is not valid JSON: "{nope"',
+    });
+  });
 });
