@@ -257,6 +257,7 @@ describe('anthropic provider: stream', () => {
     const error = await rejectionOf(streamOf([step.sse(['data: \n\n', ...frames(START)])]));
     expect(error).toMatchObject({
       code: 'MODEL_EPROTO',
+      provider: 'anthropic',
       retryable: false,
       message: 'the anthropic stream ended before message_stop',
     });
@@ -809,5 +810,41 @@ describe('anthropic provider: stream rules in detail', () => {
       provider: 'anthropic',
       message: 'the anthropic stream event is not valid JSON: "{nope"',
     });
+  });
+  /** Every batch the stream delivered, and how it ended. */
+  async function batchesOf(steps: Step[]) {
+    const native = await provider(steps);
+    const batches: MessageStreamEvent[][] = [];
+    try {
+      for await (const batch of native.stream(REQUEST, {}, attempt!.context, attempt!.report))
+        batches.push(batch);
+      return { batches, error: undefined };
+    } catch (error) {
+      return { batches, error };
+    }
+  }
+
+  it('delivers what a chunk held before an invalid event, then fails, and never an empty batch', async () => {
+    const together = await batchesOf([
+      step.sse([frames(START, { type: 'content_block_delta', index: 0 }).join('')]),
+    ]);
+    expect(together.batches).toStrictEqual([[START]]);
+    expect(together.error).toMatchObject({ code: 'MODEL_EPROTO' });
+    const first = await batchesOf([
+      step.sse([...frames(START), frames({ type: 'content_block_delta', index: 0 }).join('')], {
+        frameDelayMs: 30,
+      }),
+    ]);
+    expect(first.batches).toStrictEqual([[START]]);
+    expect(first.error).toMatchObject({ code: 'MODEL_EPROTO' });
+  });
+
+  it('delivers no empty batch for a chunk of skipped data', async () => {
+    const { batches, error } = await batchesOf([
+      step.sse([...frames(START), 'data: \n\n', ...frames(DELTA(), STOP)], { frameDelayMs: 30 }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(batches.flat()).toStrictEqual([START, DELTA(), STOP]);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
   });
 });
