@@ -848,3 +848,69 @@ describe('anthropic provider: stream rules in detail', () => {
     expect(batches.every((batch) => batch.length > 0)).toBe(true);
   });
 });
+
+describe('anthropic provider: count_tokens and models in detail', () => {
+  it('asks count_tokens and the model list for JSON, and reads a 299 answer of either as a success', async () => {
+    const native = await provider([
+      step.json({ input_tokens: 4 }, { status: 299 }),
+      step.json({ data: [{ type: 'model', id: 'claude-a' }] }, { status: 299 }),
+    ]);
+    expect(await native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 4,
+    });
+    expect(await native.listModels!({}, attempt!.context, attempt!.report)).toStrictEqual({
+      data: [{ type: 'model', id: 'claude-a' }],
+    });
+    expect(server!.requests.map((request) => request.headers['accept'])).toStrictEqual([
+      'application/json',
+      'application/json',
+    ]);
+  });
+
+  it('passes an error status of the model list on', async () => {
+    const native = await provider([
+      step.json({ type: 'error', error: { type: 'permission_error', message: 'no' } }, { status: 403 }),
+    ]);
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EHTTP',
+      status: 403,
+      provider: 'anthropic',
+    });
+  });
+
+  it('says which answer was not JSON, or had no count, naming the provider', async () => {
+    const native = await provider([
+      step.text(200, 'nope', { 'content-type': 'application/json' }),
+      step.text(200, 'nope', { 'content-type': 'application/json' }),
+      step.text(200, 'null', { 'content-type': 'application/json' }),
+    ]);
+    expect(
+      await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic count_tokens response is not valid JSON: "nope"',
+    });
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic models response is not valid JSON: "nope"',
+    });
+    expect(
+      await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic count_tokens response has no numeric input_tokens',
+    });
+  });
+
+  it('refuses a model list of JSON null, naming the provider', async () => {
+    const native = await provider([step.text(200, 'null', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic models response has no data array',
+    });
+  });
+});
