@@ -1083,3 +1083,62 @@ describe('exchange log lines', () => {
     expect(lines()[0]).toMatchObject({ status: 200, model: 'm', usage: { input_tokens: 42 } });
   });
 });
+
+describe('answers pinned whole', () => {
+  const STREAM_BODY = JSON.stringify({ ...JSON.parse(REQUEST_BODY), stream: true });
+
+  it('refuses a request without the proxy token with 401, its exact message, and no allow header', async () => {
+    const { transport } = fakeTransport();
+    const response = asJson(
+      await handlerFor(transport, { proxyToken: 'proxy-token-1' })(
+        inbound('POST', '/v1/messages', { body: REQUEST_BODY }),
+      ),
+    );
+    expect(response.status).toBe(401);
+    expect(response.headers).toStrictEqual({ 'content-type': 'application/json', 'request-id': 'req_own' });
+    expect(JSON.parse(response.body)).toStrictEqual({
+      type: 'error',
+      error: {
+        type: 'authentication_error',
+        message:
+          'this proxy requires its token: send it as the x-api-key header or as Authorization: Bearer <token>',
+      },
+      request_id: 'req_own',
+    });
+  });
+
+  it('sends no ping before a slow first event when pings are off', async () => {
+    const { transport } = fakeTransport({
+      async *stream() {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        yield* EVENTS;
+      },
+    });
+    const response = await handlerFor(transport)(inbound('POST', '/v1/messages', { body: STREAM_BODY }));
+    expect(await collect(response)).toStrictEqual(
+      EVENTS.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),
+    );
+  });
+
+  it('reports no stop reason for a stream whose message_delta carries none', async () => {
+    const { transport } = fakeTransport({
+      async *stream() {
+        yield EVENTS[0]!;
+        yield {
+          type: 'message_delta',
+          delta: { stop_reason: null, stop_sequence: null },
+          usage: { output_tokens: 2 },
+        };
+        throw new TransportError('MODEL_ETRANSPORT', 'connection reset');
+      },
+    });
+    const recording = recordingTelemetry();
+    const response = await handlerFor(transport, { telemetry: recording.telemetry })(
+      inbound('POST', '/v1/messages', { body: STREAM_BODY }),
+    );
+    await collect(response);
+    expect(recording.outcomes).toHaveLength(1);
+    expect(recording.outcomes[0]).not.toHaveProperty('stopReason');
+    expect(recording.outcomes[0]!.record.usage).toStrictEqual({ input_tokens: 12, output_tokens: 2 });
+  });
+});
