@@ -24,7 +24,10 @@ import type { InboundRequest, JsonResponse } from './types.js';
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
 const FORWARDED_HEADERS = ['anthropic-version', 'anthropic-beta'] as const;
 
-/** A fresh request id in Anthropic's style: `req_` and 24 random URL-safe characters. */
+/**
+ * A fresh request id in Anthropic's style: `req_`, a random stem of 24 URL-safe characters made once per
+ * process (so replicas never collide), and a counter. Unique, not secret.
+ */
 const nextRequestSuffix = createIdGenerator(18);
 
 export function generateRequestId(): string {

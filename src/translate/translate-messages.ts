@@ -135,10 +135,13 @@ function systemTurnText(turn: Turn): string {
   return turn.blocks
     .map((positioned) => {
       const { block } = positioned;
-      if (block.type !== 'text' || typeof block['text'] !== 'string') {
+      if (block.type !== 'text') {
         invalidRequest(
           `${blockPath(positioned)} is a ${JSON.stringify(block.type)} block in a system message; only text can be translated`,
         );
+      }
+      if (typeof block['text'] !== 'string') {
+        invalidRequest(`${blockPath(positioned)}.text must be a string (a text block in a system message)`);
       }
       return block['text'];
     })

@@ -516,6 +516,25 @@ describe('translateRequest: system prompts', () => {
       ),
     ).toBe('messages[0].content[0] is a "image" block in a system message; only text can be translated');
   });
+
+  it('refuses a text block in a system message whose text is not a string, saying so', () => {
+    expect(
+      refusal(
+        request({
+          messages: [
+            {
+              role: 'system',
+              content: [
+                { type: 'text', text: 'fine' },
+                { type: 'text', text: 7 },
+              ],
+            },
+            { role: 'user', content: 'hi' },
+          ],
+        }),
+      ),
+    ).toBe('messages[0].content[1].text must be a string (a text block in a system message)');
+  });
 });
 
 describe('translateRequest: user content', () => {
@@ -1365,21 +1384,21 @@ describe('translateRequest: message shapes at the edges', () => {
     );
   });
 
-  it.each([
-    ['a text block whose text is not a string', { type: 'text', text: 5 }, 'text'],
-    ['a non-text block that carries a text field', { type: 'image', text: 'caption' }, 'image'],
-  ])('refuses in a system message %s', (_label, block, type) => {
-    expect(
-      refusal(
-        request({
-          messages: [
-            { role: 'system', content: [block as unknown as ContentBlockParam] },
-            { role: 'user', content: 'hi' },
-          ],
-        }),
-      ),
-    ).toBe(`messages[0].content[0] is a "${type}" block in a system message; only text can be translated`);
-  });
+  it.each([['a non-text block that carries a text field', { type: 'image', text: 'caption' }, 'image']])(
+    'refuses in a system message %s',
+    (_label, block, type) => {
+      expect(
+        refusal(
+          request({
+            messages: [
+              { role: 'system', content: [block as unknown as ContentBlockParam] },
+              { role: 'user', content: 'hi' },
+            ],
+          }),
+        ),
+      ).toBe(`messages[0].content[0] is a "${type}" block in a system message; only text can be translated`);
+    },
+  );
 });
 
 describe('translateRequest: system prompt cache_control on a dialect that forwards it', () => {

@@ -312,6 +312,14 @@ describe('translateResponsesRequest: turns', () => {
         ],
       }),
     ).toBe('messages[0].content[0] is a "image" block in a system message; only text can be translated');
+    expect(
+      refusal({
+        messages: [
+          loose({ role: 'system', content: [{ type: 'text', text: null }] }),
+          { role: 'user', content: 'Hi' },
+        ],
+      }),
+    ).toBe('messages[0].content[0].text must be a string (a text block in a system message)');
   });
 
   it('sends a user turn of tool results only as the outputs, without an empty message', () => {

@@ -378,10 +378,13 @@ function systemTurnText(turn: Turn): string {
   return turn.blocks
     .map((positioned) => {
       const { block } = positioned;
-      if (block.type !== 'text' || typeof block['text'] !== 'string') {
+      if (block.type !== 'text') {
         invalid(
           `${blockPath(positioned)} is a ${JSON.stringify(block.type)} block in a system message; only text can be translated`,
         );
+      }
+      if (typeof block['text'] !== 'string') {
+        invalid(`${blockPath(positioned)}.text must be a string (a text block in a system message)`);
       }
       return block['text'];
     })

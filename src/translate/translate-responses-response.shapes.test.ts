@@ -104,8 +104,40 @@ describe('translateResponsesResponse: the message', () => {
     expect(message.content).toStrictEqual([{ type: 'text', text: 'kept' }]);
   });
 
-  it('gives an answer without an output list an empty content', () => {
-    expect(translate({ output: null }).content).toStrictEqual([]);
+  it('gives an answer the output limit cut before any output an empty content', () => {
+    const message = translate({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      output: null,
+    });
+    expect([message.content, message.stop_reason]).toStrictEqual([[], 'max_tokens']);
+  });
+
+  it('refuses a finished answer without an output list instead of passing it off as empty', () => {
+    for (const fields of [
+      { status: undefined, output: undefined },
+      { output: null },
+      { output: undefined, error: null },
+    ]) {
+      const error = failure(() => translate(fields));
+      expect([error.code, error.message], JSON.stringify(fields)).toStrictEqual([
+        'MODEL_EPROTO',
+        'unintelligible upstream answer: the response has no `output` list, so it holds no answer',
+      ]);
+    }
+  });
+
+  it('maps the error of an answer that has one and no output list', () => {
+    const error = failure(() =>
+      translate({
+        status: undefined,
+        output: undefined,
+        error: { code: 'rate_limit_exceeded', message: 'slow down, please' },
+      }),
+    );
+    expect(error.code).toBe('MODEL_EHTTP');
+    expect(error.message).toContain('slow down, please');
+    expect(error.status).toBe(429);
   });
 
   it('numbers function calls in order in its refusals', () => {

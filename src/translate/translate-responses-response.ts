@@ -56,11 +56,21 @@ export type ResponsesContext = ResponseContext & {
  * by the output limit"); otherwise such a call is `MODEL_EPROTO`.
  *
  * @throws TransportError mapped from `response.error` for `status: "failed"` (`mapResponsesError`);
- *   `MODEL_EPROTO` for a response still `queued` / `in_progress`, or an unusable tool call.
+ *   also for a response with an `error` and no `output`; `MODEL_EPROTO` for a response still `queued` /
+ *   `in_progress`, one without an `output` list (unless `incomplete`), or an unusable tool call.
  */
 export function translateResponsesResponse(response: ResponsesResponse, context: ResponsesContext): Message {
   if (!isObject(response)) throw protocolError('the upstream response is not a JSON object');
   checkTerminalStatus(response);
+  const output = Array.isArray(response.output) ? response.output : [];
+  if (output !== response.output) {
+    // A 200 that carries only an error, or nothing at all, holds no answer, and an empty message would
+    // pass for one. A response the output limit cut may have produced nothing: that one is empty.
+    if (response.error !== undefined && response.error !== null) throw mapResponsesError(response.error);
+    if (response.status !== 'incomplete') {
+      throw protocolError('the response has no `output` list, so it holds no answer');
+    }
+  }
   const id = messageIdFor(response.id, context.generateId);
   const isCut = wasCut(response, context.maxOutputTokens);
 
@@ -68,7 +78,6 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
   let sawRefusal = false;
   const calls: { item: ResponsesOutputItem; input: Record<string, unknown> }[] = [];
   const slots: (ContentBlock | number)[] = [];
-  const output = Array.isArray(response.output) ? response.output : [];
   let position = 0;
   for (const item of output) {
     if (!isObject(item)) continue;
