@@ -257,6 +257,7 @@ describe('anthropic provider: stream', () => {
     const error = await rejectionOf(streamOf([step.sse(['data: \n\n', ...frames(START)])]));
     expect(error).toMatchObject({
       code: 'MODEL_EPROTO',
+      provider: 'anthropic',
       retryable: false,
       message: 'the anthropic stream ended before message_stop',
     });
@@ -721,6 +722,195 @@ describe('anthropic provider: answers in detail', () => {
       code: 'MODEL_EPROTO',
       provider: 'anthropic',
       message: `the anthropic stream sent tool input for block 0 that is not a JSON object: ${JSON.stringify(fragment)}`,
+    });
+  });
+});
+
+describe('anthropic provider: stream rules in detail', () => {
+  const textStart = (index: number) => ({
+    type: 'content_block_start',
+    index,
+    content_block: { type: 'text', text: '' },
+  });
+  const textDelta = (index: number, text: string) => ({
+    type: 'content_block_delta',
+    index,
+    delta: { type: 'text_delta', text },
+  });
+  const stop = (index: number) => ({ type: 'content_block_stop', index });
+  const toolStart = (index: number, id: string) => ({
+    type: 'content_block_start',
+    index,
+    content_block: { type: 'tool_use', id, name: 'a', input: {} },
+  });
+  const toolDelta = (index: number, partial_json: string) => ({
+    type: 'content_block_delta',
+    index,
+    delta: { type: 'input_json_delta', partial_json },
+  });
+
+  it('delivers two text blocks one after the other, skipping data of only whitespace', async () => {
+    const events = await streamOf([
+      step.sse([
+        ...frames(START, textStart(0), textDelta(0, 'A'), stop(0)),
+        'data:    \n\n',
+        ...frames(textStart(1), textDelta(1, 'B'), stop(1), DELTA(), STOP),
+      ]),
+    ]);
+    expect(events).toStrictEqual([
+      START,
+      textStart(0),
+      textDelta(0, 'A'),
+      stop(0),
+      textStart(1),
+      textDelta(1, 'B'),
+      stop(1),
+      DELTA(),
+      STOP,
+    ]);
+  });
+
+  it('refuses a delta for a block it already closed because the next one started', async () => {
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(frames(START, textStart(0), textStart(1), textDelta(0, 'late'), stop(1), DELTA(), STOP)),
+      ]),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
+    expect((error as Error).message).toMatch(/^the anthropic stream broke the event order: ./);
+  });
+
+  it('refuses a second cut tool input at once, even in a stream cut by max_tokens', async () => {
+    const error = await rejectionOf(
+      streamOf([
+        step.sse(
+          frames(
+            START,
+            toolStart(0, 'toolu_1'),
+            toolDelta(0, '{"a":"x'),
+            stop(0),
+            toolStart(1, 'toolu_2'),
+            toolDelta(1, '{"b":"y'),
+            stop(1),
+            DELTA('max_tokens'),
+            STOP,
+          ),
+        ),
+      ]),
+    );
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: 'the anthropic stream sent tool input for block 1 that is not a JSON object: "{\\"b\\":\\"y"',
+    });
+  });
+  it('says which stream event was not JSON', async () => {
+    const error = await rejectionOf(streamOf([step.sse([...frames(START), 'event: ping\ndata: {nope\n\n'])]));
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic stream event is not valid JSON: "{nope"',
+    });
+  });
+  /** Every batch the stream delivered, and how it ended. */
+  async function batchesOf(steps: Step[]) {
+    const native = await provider(steps);
+    const batches: MessageStreamEvent[][] = [];
+    try {
+      for await (const batch of native.stream(REQUEST, {}, attempt!.context, attempt!.report))
+        batches.push(batch);
+      return { batches, error: undefined };
+    } catch (error) {
+      return { batches, error };
+    }
+  }
+
+  it('delivers what a chunk held before an invalid event, then fails, and never an empty batch', async () => {
+    const together = await batchesOf([
+      step.sse([frames(START, { type: 'content_block_delta', index: 0 }).join('')]),
+    ]);
+    expect(together.batches).toStrictEqual([[START]]);
+    expect(together.error).toMatchObject({ code: 'MODEL_EPROTO' });
+    const first = await batchesOf([
+      step.sse([...frames(START), frames({ type: 'content_block_delta', index: 0 }).join('')], {
+        frameDelayMs: 30,
+      }),
+    ]);
+    expect(first.batches).toStrictEqual([[START]]);
+    expect(first.error).toMatchObject({ code: 'MODEL_EPROTO' });
+  });
+
+  it('delivers no empty batch for a chunk of skipped data', async () => {
+    const { batches, error } = await batchesOf([
+      step.sse([...frames(START), 'data: \n\n', ...frames(DELTA(), STOP)], { frameDelayMs: 30 }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(batches.flat()).toStrictEqual([START, DELTA(), STOP]);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+  });
+});
+
+describe('anthropic provider: count_tokens and models in detail', () => {
+  it('asks count_tokens and the model list for JSON, and reads a 299 answer of either as a success', async () => {
+    const native = await provider([
+      step.json({ input_tokens: 4 }, { status: 299 }),
+      step.json({ data: [{ type: 'model', id: 'claude-a' }] }, { status: 299 }),
+    ]);
+    expect(await native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 4,
+    });
+    expect(await native.listModels!({}, attempt!.context, attempt!.report)).toStrictEqual({
+      data: [{ type: 'model', id: 'claude-a' }],
+    });
+    expect(server!.requests.map((request) => request.headers['accept'])).toStrictEqual([
+      'application/json',
+      'application/json',
+    ]);
+  });
+
+  it('passes an error status of the model list on', async () => {
+    const native = await provider([
+      step.json({ type: 'error', error: { type: 'permission_error', message: 'no' } }, { status: 403 }),
+    ]);
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EHTTP',
+      status: 403,
+      provider: 'anthropic',
+    });
+  });
+
+  it('says which answer was not JSON, or had no count, naming the provider', async () => {
+    const native = await provider([
+      step.text(200, 'nope', { 'content-type': 'application/json' }),
+      step.text(200, 'nope', { 'content-type': 'application/json' }),
+      step.text(200, 'null', { 'content-type': 'application/json' }),
+    ]);
+    expect(
+      await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic count_tokens response is not valid JSON: "nope"',
+    });
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic models response is not valid JSON: "nope"',
+    });
+    expect(
+      await rejectionOf(native.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic count_tokens response has no numeric input_tokens',
+    });
+  });
+
+  it('refuses a model list of JSON null, naming the provider', async () => {
+    const native = await provider([step.text(200, 'null', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(native.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'anthropic',
+      message: 'the anthropic models response has no data array',
     });
   });
 });

@@ -1,5 +1,5 @@
 import { createServer as createNetServer, type Server } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import {
@@ -185,6 +185,94 @@ describe('httpRequest', () => {
     const error = await rejectionOf(readBody(response, attempt.context));
     expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'anthropic' });
     expect((error as Error).message).toMatch(/^the anthropic response body could not be decoded as gzip: /);
+  });
+});
+
+describe('httpRequest in detail', () => {
+  it('waits for the headers as long as it takes when the first-byte deadline is 0 (none)', async () => {
+    server = await startScriptedServer([
+      step.handle(async ({ response }) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"late":true}');
+      }),
+    ]);
+    attempt = testAttempt('tpx', { deadlines: { firstByteTimeoutMs: 0 } });
+    const response = await httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    expect(await readBody(response, attempt.context)).toBe('{"late":true}');
+  });
+
+  it('reads a body with pauses as long as it takes when the idle deadline is 0 (none)', async () => {
+    server = await startScriptedServer([step.sse(['{"a":', '1}'], { frameDelayMs: [0, 150] })]);
+    attempt = testAttempt('tpx', { deadlines: { idleTimeoutMs: 0 } });
+    const response = await httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    expect(await readBody(response, attempt.context)).toBe('{"a":1}');
+  });
+
+  it('rejects with the cancellation when cancelled before a connection was made, and sends nothing', async () => {
+    server = await startScriptedServer([step.json({})]);
+    attempt = testAttempt('tpx');
+    const reason = new TransportError('MODEL_ETIMEOUT', 'total deadline', { deadline: 'total' });
+    const pending = httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    attempt.context.cancellation.abort(reason);
+    expect(await rejectionOf(pending)).toBe(reason);
+    const byCaller = testAttempt('anthropic');
+    try {
+      const second = httpRequest(`${server.url}/y`, { method: 'GET', headers: {} }, byCaller.context);
+      byCaller.context.cancellation.abort('caller left');
+      expect(await rejectionOf(second)).toMatchObject({
+        code: 'MODEL_EABORTED',
+        provider: 'anthropic',
+        message: 'the exchange was cancelled by the caller',
+      });
+    } finally {
+      await byCaller.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('decodes an answer encoded twice, in the order the codings were applied', async () => {
+    server = await startScriptedServer([
+      step.handle(({ response }) => {
+        response.writeHead(200, { 'content-encoding': 'gzip, deflate' }).end(deflateSync(gzipSync('twice')));
+      }),
+    ]);
+    attempt = testAttempt('tpx');
+    const response = await httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    expect(await readBody(response, attempt.context)).toBe('twice');
+  });
+
+  it('decodes an answer to exactly the response limit', async () => {
+    server = await startScriptedServer([
+      step.handle(({ response }) => {
+        response.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync('z'.repeat(4096)));
+      }),
+    ]);
+    attempt = testAttempt('tpx', { maxResponseBytes: 4096 });
+    const response = await httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    expect(await readBody(response, attempt.context, Number.MAX_SAFE_INTEGER)).toBe('z'.repeat(4096));
+  });
+
+  it('decodes a large compressed answer read slowly, chunk by chunk, whole', async () => {
+    const text = Array.from({ length: 40_000 }, (_, index) => `line ${index}`).join('\n');
+    server = await startScriptedServer([
+      step.handle(({ response }) => {
+        response.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(text));
+      }),
+    ]);
+    attempt = testAttempt('tpx', { maxResponseBytes: 10 * 1024 * 1024 });
+    const response = await httpRequest(`${server.url}/x`, { method: 'GET', headers: {} }, attempt.context);
+    // Nothing is read for a while, so the decoded bytes pile up past the body's high-water mark and the
+    // decoder is paused; each read must let it go on.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const chunks: Buffer[] = [];
+    for (;;) {
+      const chunk = await response.body.read();
+      if (chunk === null) break;
+      chunks.push(chunk);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(text);
   });
 });
 

@@ -615,3 +615,130 @@ describe('tpx provider: stream answers that are not a stream', () => {
     expect((error as Error).message).toContain('upstream exploded');
   });
 });
+
+describe('tpx provider: what goes out', () => {
+  it('sends JSON asking for JSON, with the max-tokens field the configuration names, and notes the model', async () => {
+    const tpx = await provider([step.json(COMPLETION)], { maxTokensField: 'max_completion_tokens' });
+    attempt!.context.notes = {};
+    await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    const sent = server!.requests[0]!;
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(sent.headers['accept']).toBe('application/json');
+    expect(sent.json).toMatchObject({ model: 'served-model', max_completion_tokens: 16 });
+    expect('max_tokens' in (sent.json as object)).toBe(false);
+    expect(attempt!.context.notes).toStrictEqual({ upstreamModel: 'served-model' });
+  });
+
+  it('notes the model of a stream too', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])]);
+    attempt!.context.notes = {};
+    await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(attempt!.context.notes).toStrictEqual({ upstreamModel: 'served-model' });
+  });
+
+  it("sends Azure's api-version the configuration names", async () => {
+    const tpx = await provider([step.json(COMPLETION)], {
+      dialect: DIALECTS.azure,
+      azureApiVersion: '2030-01-01',
+    });
+    await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.url).toBe(
+      '/v1/openai/deployments/served-model/chat/completions?api-version=2030-01-01',
+    );
+  });
+
+  it('asks a counting route for JSON, sending JSON', async () => {
+    const tpx = await provider([step.json({ count: 5 })], { dialect: DIALECTS.vllm });
+    await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(server!.requests[0]!.headers['content-type']).toBe('application/json');
+    expect(server!.requests[0]!.headers['accept']).toBe('application/json');
+  });
+
+  it('asks for the model list with a GET for JSON', async () => {
+    const tpx = await provider([step.json({ data: [{ id: 'a' }] })]);
+    await tpx.listModels!({}, attempt!.context, attempt!.report);
+    expect(server!.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models', bodyText: '' });
+    expect(server!.requests[0]!.headers['accept']).toBe('application/json');
+    expect(server!.requests[0]!.headers['authorization']).toBe('Bearer tok-static-abc');
+  });
+});
+
+describe('tpx provider: answers in detail', () => {
+  it('is named tpx', () => {
+    expect(
+      createTpxProvider({
+        tokens: STATIC(),
+        baseUrl: 'http://127.0.0.1:9',
+        model: undefined,
+        generateId: () => 'x',
+      }).name,
+    ).toBe('tpx');
+  });
+
+  it("keeps the refused answer's request id and headers on MODEL_EAUTH", async () => {
+    const tpx = await provider([
+      step.json({ error: { message: 'no' } }, { status: 401, headers: { 'x-request-id': 'req_7' } }),
+    ]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EAUTH', requestId: 'req_7' });
+    expect((error as TransportError).headers['x-request-id']).toBe('req_7');
+  });
+
+  it('reads a 200 body with both an error and choices as the completion', async () => {
+    const tpx = await provider([step.json({ ...COMPLETION, error: { message: 'ignored' } })]);
+    const message = await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'Hello' }]);
+  });
+
+  it('reads a 299 answer as a success, on a message and on a stream', async () => {
+    const tpx = await provider([
+      step.json(COMPLETION, { status: 299 }),
+      step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')], { status: 299 }),
+      step.json({ data: [{ id: 'listed' }] }, { status: 299 }),
+    ]);
+    expect((await tpx.send(REQUEST, {}, attempt!.context, attempt!.report)).content).toStrictEqual([
+      { type: 'text', text: 'Hello' },
+    ]);
+    expect(textOf(await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)))).toBe('Hi');
+    const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string }[];
+    };
+    expect(listed.data.map((entry) => entry.id)).toStrictEqual(['listed']);
+  });
+
+  it('puts the count_tokens estimate in message_start of a stream', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    const estimate = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    const start = events[0] as Extract<MessageStreamEvent, { type: 'message_start' }>;
+    expect(start.type).toBe('message_start');
+    expect(start.message.usage.input_tokens).toBe(estimate);
+  });
+
+  it('delivers nothing when the first chunk is an error', async () => {
+    const tpx = await provider([step.sse(['event: error\ndata: {"error":{"message":"at once"}}\n\n'])]);
+    const delivered: MessageStreamEvent[][] = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
+          delivered.push(batch);
+      })(),
+    );
+    expect((error as Error).message).toContain('at once');
+    expect(delivered).toStrictEqual([]);
+  });
+
+  it('refuses a stream that ends with no chunk at all, having delivered nothing', async () => {
+    const tpx = await provider([step.sse([])]);
+    const delivered: MessageStreamEvent[][] = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
+          delivered.push(batch);
+      })(),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO' });
+    expect((error as Error).message).toContain('stream ended before the model finished');
+    expect(delivered).toStrictEqual([]);
+  });
+});
