@@ -4,7 +4,7 @@
  * each get their own span with their own outcome, an attempt never ended is still exported, the exchange
  * span carries exactly what its end knew, and routes that are not model exchanges make no span.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
 import {
@@ -195,6 +195,50 @@ describe('the exchange span', () => {
     });
     await tracing.shutdown();
     expect(spansOf(receiver).map((span) => span.name)).toStrictEqual(['list_models']);
+  });
+});
+
+describe('the resource', () => {
+  it('names the service and adds what OTEL_RESOURCE_ATTRIBUTES says', async () => {
+    vi.stubEnv('OTEL_RESOURCE_ATTRIBUTES', 'deployment.environment.name=test');
+    try {
+      const receiver = await startReceiver();
+      closers.push(() => receiver.close());
+      const tracing = await startTracing(
+        {
+          OTEL_SERVICE_NAME: 'proxy-7',
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_METRICS_EXPORTER: 'none',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        },
+        { providerName: 'anthropic' },
+      );
+      if (tracing === undefined) throw new Error('expected tracing to start');
+      closers.push(() => tracing.shutdown());
+      tracing.startExchange(START).end({
+        record: {
+          requestId: 'r',
+          method: 'POST',
+          path: '/v1/messages',
+          provider: 'anthropic',
+          status: 200,
+          durationMs: 1,
+        },
+      });
+      await tracing.shutdown();
+      const body = JSON.parse(
+        receiver.exports.find((entry) => entry.path === '/v1/traces')!.body.toString('utf8'),
+      ) as {
+        resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] } }[];
+      };
+      expect(attributes(body.resourceSpans[0]!.resource)).toMatchObject({
+        'service.name': 'proxy-7',
+        'deployment.environment.name': 'test',
+      });
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 
