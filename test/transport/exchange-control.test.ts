@@ -5,65 +5,33 @@
  * proxy reads a stream in.
  */
 import { getEventListeners } from 'node:events';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TransportError } from '../../src/errors.js';
 import type { MessageStreamEvent } from '../../src/protocol/messages.js';
-import { createTransport } from '../../src/transport/create-transport.js';
 import { STREAM_BATCHES, streamBatches } from '../../src/transport/stream-batches.js';
-import type { ModelTransport, ResponseInfo, TransportOptions } from '../../src/transport/types.js';
+import type { ModelTransport, ResponseInfo } from '../../src/transport/types.js';
 import {
   anthropicSse,
   helloRequest,
-  startScriptedServer,
   step,
   textMessage,
   textStreamEvents,
-  type RecordedRequest,
-  type ScriptedServer,
   type Step,
 } from '../helpers/scripted-server.js';
+import { rejection, useScriptedUpstream } from './scripted-upstream.js';
 
 const KEY = 'sk-ant-exchange-control';
 
-let server: ScriptedServer;
-let answer: (record: RecordedRequest) => Step;
-const transports: ModelTransport[] = [];
-
-beforeAll(async () => {
-  server = await startScriptedServer((record) => answer(record));
-});
-afterEach(async () => {
-  await Promise.all(transports.splice(0).map((transport) => transport.close()));
-});
-afterAll(async () => {
-  await server.close();
-});
-
-/** An anthropic transport on the scripted server whose waits between attempts are not slept. */
-function anthropicTransport(options: TransportOptions = {}): ModelTransport {
-  const transport = createTransport({
-    env: {},
-    anthropicApiKey: KEY,
-    anthropicBaseUrl: server.url,
-    sleep: () => Promise.resolve(),
-    ...options,
-  });
-  transports.push(transport);
-  return transport;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TransportError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as TransportError;
-  }
-  throw new Error('expected a rejection');
-}
+/** Transports on the scripted upstream whose waits between attempts are not slept. */
+const upstream = useScriptedUpstream(
+  { key: KEY, token: 'tok-exchange-control' },
+  { sleep: () => Promise.resolve() },
+);
+const { anthropicTransport, tpxTransport } = upstream;
 
 /** Resolves once the upstream has received request `index` (polled, at most 2,000 times). */
 async function arrived(index: number): Promise<void> {
-  for (let poll = 0; poll < 2_000 && server.requests.length <= index; poll++) {
+  for (let poll = 0; poll < 2_000 && upstream.server.requests.length <= index; poll++) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
@@ -96,7 +64,7 @@ const LONG = {
 describe('the total deadline', () => {
   it('ends an exchange still waiting when the total deadline passes, naming that deadline', async () => {
     const transport = anthropicTransport({ ...LONG, timeoutMs: 50 });
-    answer = () => step.noHeaders();
+    upstream.answer = () => step.noHeaders();
     const error = await rejection(transport.send(helloRequest()));
     expect(fields(error)).toStrictEqual([
       'MODEL_ETIMEOUT',
@@ -109,7 +77,7 @@ describe('the total deadline', () => {
 
   it('with a total deadline of 0 has none: the first-byte deadline is the one that fires', async () => {
     const transport = anthropicTransport({ ...LONG, timeoutMs: 0, firstByteTimeoutMs: 50, maxRetries: 0 });
-    answer = () => step.noHeaders();
+    upstream.answer = () => step.noHeaders();
     const error = await rejection(transport.send(helloRequest()));
     expect([error.code, error.deadline]).toStrictEqual(['MODEL_ETIMEOUT', 'first-byte']);
   });
@@ -118,8 +86,8 @@ describe('the total deadline', () => {
 describe('the caller’s cancellation', () => {
   it('ends an exchange whose signal is already aborted with MODEL_EABORTED, sending nothing', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     const error = await rejection(transport.send(helloRequest(), { signal: AbortSignal.abort() }));
     expect(fields(error)).toStrictEqual([
       'MODEL_EABORTED',
@@ -128,14 +96,14 @@ describe('the caller’s cancellation', () => {
       undefined,
       'the exchange was cancelled by the caller',
     ]);
-    expect(server.requests.length - from).toBe(0);
+    expect(upstream.server.requests.length - from).toBe(0);
   });
 
   it('ends an exchange cancelled while it waits for the upstream, and ends the upstream request', async () => {
     const transport = anthropicTransport(LONG);
-    answer = () => step.noHeaders();
+    upstream.answer = () => step.noHeaders();
     const controller = new AbortController();
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     const pending = rejection(transport.send(helloRequest(), { signal: controller.signal }));
     await arrived(from);
     controller.abort();
@@ -146,16 +114,16 @@ describe('the caller’s cancellation', () => {
       undefined,
       'the exchange was cancelled by the caller',
     ]);
-    expect((await server.settled(from)).aborted).toBe(true);
+    expect((await upstream.server.settled(from)).aborted).toBe(true);
   });
 
   it('leaves no listener on the caller’s signal once the exchange is over', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json(textMessage());
+    upstream.answer = () => step.json(textMessage());
     const controller = new AbortController();
     await transport.send(helloRequest(), { signal: controller.signal });
     expect(getEventListeners(controller.signal, 'abort')).toStrictEqual([]);
-    answer = () => step.sse(anthropicSse(textStreamEvents()));
+    upstream.answer = () => step.sse(anthropicSse(textStreamEvents()));
     for await (const _event of transport.stream(helloRequest({ stream: true }), {
       signal: controller.signal,
     }));
@@ -166,8 +134,8 @@ describe('the caller’s cancellation', () => {
 describe('a stream its consumer leaves early', () => {
   it('ends the upstream request, and the exchange counts as closed by the caller', async () => {
     const transport = anthropicTransport(LONG);
-    answer = () => step.sse(anthropicSse(textStreamEvents().slice(0, 3)), { then: 'hang' });
-    const from = server.requests.length;
+    upstream.answer = () => step.sse(anthropicSse(textStreamEvents().slice(0, 3)), { then: 'hang' });
+    const from = upstream.server.requests.length;
     const ends: unknown[] = [];
     const observer = {
       onAttemptEnd(attempt: { error?: TransportError }) {
@@ -180,7 +148,7 @@ describe('a stream its consumer leaves early', () => {
       if (event.type === 'content_block_delta') break;
     }
     expect(seen).toStrictEqual(['message_start', 'content_block_start', 'content_block_delta']);
-    const record = await server.settled(from);
+    const record = await upstream.server.settled(from);
     expect(record.aborted).toBe(true);
     expect(ends).toStrictEqual([['MODEL_EABORTED', 'the stream was closed by the caller']]);
   });
@@ -189,7 +157,7 @@ describe('a stream its consumer leaves early', () => {
 describe('what onResponse hears', () => {
   it('hears nothing of an exchange that never got a response', async () => {
     const transport = anthropicTransport({ maxRetries: 0 });
-    answer = () => step.reset('before-headers');
+    upstream.answer = () => step.reset('before-headers');
     const responses: ResponseInfo[] = [];
     const error = await rejection(
       transport.send(helloRequest(), { onResponse: (info) => responses.push(info) }),
@@ -200,7 +168,7 @@ describe('what onResponse hears', () => {
 
   it('hears a stream once, before its first event, however many chunks it has', async () => {
     const transport = anthropicTransport();
-    answer = () => step.sse(anthropicSse(textStreamEvents(['a', 'b', 'c'])), { frameDelayMs: 1 });
+    upstream.answer = () => step.sse(anthropicSse(textStreamEvents(['a', 'b', 'c'])), { frameDelayMs: 1 });
     const heard: unknown[] = [];
     for await (const event of transport.stream(helloRequest({ stream: true }), {
       onResponse: (info) => heard.push(info.status),
@@ -213,7 +181,7 @@ describe('what onResponse hears', () => {
   it('hears the failed answer that ended the exchange once, with its attempt count', async () => {
     const transport = anthropicTransport({ maxRetries: 1 });
     let calls = 0;
-    answer = () => (++calls <= 3 ? overloaded() : notScripted());
+    upstream.answer = () => (++calls <= 3 ? overloaded() : notScripted());
     const responses: ResponseInfo[] = [];
     const starts: number[] = [];
     const observer = {
@@ -232,7 +200,7 @@ describe('streamBatches', () => {
     const transport = anthropicTransport();
     const events = textStreamEvents(['a', 'b']);
     // The whole stream in one write: one chunk, one batch.
-    answer = () =>
+    upstream.answer = () =>
       step.handle(({ response }) => {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         response.end(anthropicSse(events).join(''));
@@ -267,15 +235,9 @@ describe('streamBatches', () => {
 
 describe('x-should-retry on a refused token', () => {
   it('tries a tpx exchange again when the upstream refused the token but says x-should-retry: true', async () => {
-    const transport = createTransport({
-      env: {},
-      tpxToken: 'tok-exchange-control',
-      tpxBaseUrl: `${server.url}/v1`,
-      sleep: () => Promise.resolve(),
-    });
-    transports.push(transport);
+    const transport = tpxTransport();
     let calls = 0;
-    answer = () =>
+    upstream.answer = () =>
       ++calls === 1
         ? step.json(
             { error: { message: 'token expired', type: 'invalid_request_error' } },
@@ -293,15 +255,9 @@ describe('x-should-retry on a refused token', () => {
   });
 
   it('does not try it again without the hint', async () => {
-    const transport = createTransport({
-      env: {},
-      tpxToken: 'tok-exchange-control',
-      tpxBaseUrl: `${server.url}/v1`,
-      sleep: () => Promise.resolve(),
-    });
-    transports.push(transport);
+    const transport = tpxTransport();
     let calls = 0;
-    answer = () =>
+    upstream.answer = () =>
       ++calls <= 3
         ? step.json({ error: { message: 'token expired', type: 'invalid_request_error' } }, { status: 401 })
         : notScripted();
@@ -312,16 +268,14 @@ describe('x-should-retry on a refused token', () => {
 
 describe('the wait between attempts', () => {
   it('ends at once when the caller cancels during a long retry-after wait, without a second attempt', async () => {
-    const transport = createTransport({
-      env: {},
+    const transport = upstream.track({
       anthropicApiKey: KEY,
-      anthropicBaseUrl: server.url,
+      anthropicBaseUrl: upstream.server.url,
       ...LONG,
       timeoutMs: 120_000,
       maxRetries: 2,
     });
-    transports.push(transport);
-    answer = () =>
+    upstream.answer = () =>
       step.json(
         { type: 'error', error: { type: 'overloaded_error', message: 'busy' } },
         { status: 529, headers: { 'retry-after': '30' } },
@@ -337,26 +291,26 @@ describe('the wait between attempts', () => {
         setTimeout(() => controller.abort(), 10);
       },
     };
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     const error = await rejection(transport.send(helloRequest(), { signal: controller.signal, observer }));
     expect([error.code, error.message]).toStrictEqual([
       'MODEL_EABORTED',
       'the exchange was cancelled by the caller',
     ]);
-    expect([starts, server.requests.length - from]).toStrictEqual([1, 1]);
+    expect([starts, upstream.server.requests.length - from]).toStrictEqual([1, 1]);
   });
 });
 
 describe('the observer', () => {
   it('adds the headers its attempt start returns to the upstream request', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest(), {
       observer: { onAttemptStart: () => ({ traceparent: 'trace-1' }) },
     });
-    expect(server.requests.slice(from).map((record) => record.headers['traceparent'])).toStrictEqual([
-      'trace-1',
-    ]);
+    expect(upstream.server.requests.slice(from).map((record) => record.headers['traceparent'])).toStrictEqual(
+      ['trace-1'],
+    );
   });
 });

@@ -4,73 +4,35 @@
  * (configured cap, context window), what the caller hears back (the model it asked for), what
  * `onResponse` reports, and when the caller's own bytes may still be sent as they are.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { TransportError } from '../../src/errors.js';
-import { createTransport } from '../../src/transport/create-transport.js';
-import type { ModelTransport, ResponseInfo, TransportOptions } from '../../src/transport/types.js';
+import { describe, expect, it } from 'vitest';
+import type { ResponseInfo } from '../../src/transport/types.js';
 import {
   anthropicSse,
   helloRequest,
   messageStartEvent,
   openAiSse,
-  startScriptedServer,
   step,
   textMessage,
   textStreamEvents,
   type RecordedRequest,
-  type ScriptedServer,
   type Step,
 } from '../helpers/scripted-server.js';
+import { rejection, useScriptedUpstream } from './scripted-upstream.js';
 
 const KEY = 'sk-ant-request-shaping';
 const TOKEN = 'tok-request-shaping';
 
-let server: ScriptedServer;
-/** How the upstream answers the next requests; each test sets it. */
-let answer: (record: RecordedRequest) => Step;
-const transports: ModelTransport[] = [];
-
-beforeAll(async () => {
-  server = await startScriptedServer((record) => answer(record));
-});
-afterEach(async () => {
-  await Promise.all(transports.splice(0).map((transport) => transport.close()));
-});
-afterAll(async () => {
-  await server.close();
-});
-
-function track(options: TransportOptions): ModelTransport {
-  const transport = createTransport({ env: {}, maxRetries: 0, ...options });
-  transports.push(transport);
-  return transport;
-}
-
-function anthropicTransport(options: TransportOptions = {}): ModelTransport {
-  return track({ anthropicApiKey: KEY, anthropicBaseUrl: server.url, ...options });
-}
-
-function tpxTransport(options: TransportOptions = {}): ModelTransport {
-  return track({ tpxToken: TOKEN, tpxBaseUrl: `${server.url}/v1`, ...options });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TransportError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as TransportError;
-  }
-  throw new Error('expected a rejection');
-}
+const upstream = useScriptedUpstream({ key: KEY, token: TOKEN }, { maxRetries: 0 });
+const { anthropicTransport, tpxTransport } = upstream;
 
 /** The requests the upstream received from `from` on, as method, path and JSON body. */
 function receivedSince(from: number): [string, string, unknown][] {
-  return server.requests.slice(from).map((record) => [record.method, record.url, record.json]);
+  return upstream.server.requests.slice(from).map((record) => [record.method, record.url, record.json]);
 }
 
 /** The model and max_tokens of every message request the upstream received from `from` on. */
 function sentSince(from: number): { model: unknown; max_tokens: unknown }[] {
-  return server.requests
+  return upstream.server.requests
     .slice(from)
     .filter((record) => record.method === 'POST')
     .map((record) => {
@@ -135,8 +97,8 @@ function openAiUpstream(
 describe('the model a request goes to', () => {
   it('sends a request a map rule matches to the rule’s model, and tells the caller the model it asked for', async () => {
     const transport = anthropicTransport({ modelMap: 'claude-*=upstream-large' });
-    answer = (record) => step.json(servedMessage((record.json as { model: string }).model));
-    const from = server.requests.length;
+    upstream.answer = (record) => step.json(servedMessage((record.json as { model: string }).model));
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     const message = await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'upstream-large', max_tokens: 64 }]);
@@ -148,8 +110,8 @@ describe('the model a request goes to', () => {
 
   it('leaves a request no rule matches as it is, and the model the upstream names in its answer', async () => {
     const transport = anthropicTransport({ modelMap: '*haiku*=upstream-small' });
-    answer = () => step.json(servedMessage('named-by-upstream'));
-    const from = server.requests.length;
+    upstream.answer = () => step.json(servedMessage('named-by-upstream'));
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     const message = await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 64 }]);
@@ -159,8 +121,8 @@ describe('the model a request goes to', () => {
 
   it('sends every request to the TPX_MODEL catch-all when there are no rules', async () => {
     const transport = tpxTransport({ tpxModel: 'served-catch-all' });
-    answer = openAiUpstream([]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([]);
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     const message = await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'served-catch-all', max_tokens: 64 }]);
@@ -172,8 +134,8 @@ describe('the model a request goes to', () => {
 
   it('on the tpx path with inspectUpstream, sends a Claude name to the upstream’s only listed model', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'only-model' }]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'only-model' }]);
+    const from = upstream.server.requests.length;
     const message = await transport.send(helloRequest());
     expect(receivedSince(from)).toStrictEqual([
       ['GET', '/v1/models', undefined],
@@ -189,15 +151,15 @@ describe('the model a request goes to', () => {
 
   it('on the tpx path with inspectUpstream, refuses a model the upstream does not list, before sending it', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'qwen3-4b' }, { id: 'qwen3-32b' }]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'qwen3-4b' }, { id: 'qwen3-32b' }]);
+    const from = upstream.server.requests.length;
     const error = await rejection(transport.send(helloRequest()));
     expect([error.code, error.status, error.retryable, error.body.error.type, error.message]).toStrictEqual([
       'MODEL_EINVAL',
       404,
       false,
       'not_found_error',
-      `the upstream does not serve the model "claude-test"; ${server.url}/v1/models lists: qwen3-4b, qwen3-32b. ` +
+      `the upstream does not serve the model "claude-test"; ${upstream.server.url}/v1/models lists: qwen3-4b, qwen3-32b. ` +
         "Map the requested names to served ones with TPX_MODEL_MAP (--model-map), e.g. '*haiku*=qwen3-4b,*=qwen3-32b', " +
         'set TPX_MODEL to one of them, or ask for one by name',
     ]);
@@ -206,8 +168,8 @@ describe('the model a request goes to', () => {
 
   it('sends a model the upstream lists as it is', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'qwen3-4b' }, { id: 'claude-test' }]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'qwen3-4b' }, { id: 'claude-test' }]);
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 64 }]);
@@ -216,7 +178,7 @@ describe('the model a request goes to', () => {
 
   it('on the anthropic path, never checks the requested model against the upstream’s list', async () => {
     const transport = anthropicTransport({ inspectUpstream: true });
-    answer = (record) =>
+    upstream.answer = (record) =>
       record.method === 'GET'
         ? step.json({
             data: [
@@ -225,7 +187,7 @@ describe('the model a request goes to', () => {
             ],
           })
         : step.json(textMessage());
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     expect(await transport.send(helloRequest())).toStrictEqual(textMessage());
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 64 }]);
   });
@@ -234,13 +196,13 @@ describe('the model a request goes to', () => {
     const transport = tpxTransport({ inspectUpstream: true, maxRetries: 2, sleep: () => Promise.resolve() });
     let looks = 0;
     const listed = openAiUpstream([{ id: 'only-model' }]);
-    answer = (record) => {
+    upstream.answer = (record) => {
       if (record.method === 'GET' && record.url === '/v1/models' && ++looks === 1) {
         return step.reset('before-headers');
       }
       return listed(record);
     };
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest());
     expect(looks).toBe(1);
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 64 }]);
@@ -248,15 +210,15 @@ describe('the model a request goes to', () => {
 
   it('keeps the report of an explicit inspectUpstream call for the exchanges after it', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'only-model' }]);
+    upstream.answer = openAiUpstream([{ id: 'only-model' }]);
     const report = await transport.inspectUpstream!();
     expect(report).toStrictEqual({
-      modelsUrl: `${server.url}/v1/models`,
+      modelsUrl: `${upstream.server.url}/v1/models`,
       modelsStatus: 200,
       modelsContentType: 'application/json',
       models: [{ id: 'only-model' }],
     });
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest());
     expect(receivedSince(from).map(([method, url]) => [method, url])).toStrictEqual([
       ['POST', '/v1/chat/completions'],
@@ -271,8 +233,8 @@ describe('the model a request goes to', () => {
       message: { ...messageStartEvent().message, model: 'upstream-large' },
     };
     const upstreamEvents = [upstreamStart, ...textStreamEvents(['a']).slice(1)];
-    answer = () => step.sse(anthropicSse(upstreamEvents));
-    const from = server.requests.length;
+    upstream.answer = () => step.sse(anthropicSse(upstreamEvents));
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     const events: unknown[] = [];
     for await (const event of transport.stream(helloRequest({ stream: true }), {
@@ -294,7 +256,7 @@ describe('the model a request goes to', () => {
       message: { ...messageStartEvent().message, model: 'named-by-upstream' },
     };
     const upstreamEvents = [upstreamStart, ...textStreamEvents(['a']).slice(1)];
-    answer = () => step.sse(anthropicSse(upstreamEvents));
+    upstream.answer = () => step.sse(anthropicSse(upstreamEvents));
     const events: unknown[] = [];
     for await (const event of transport.stream(helloRequest({ stream: true }))) events.push(event);
     expect(events).toStrictEqual(upstreamEvents);
@@ -302,7 +264,7 @@ describe('the model a request goes to', () => {
 
   it('on the tpx path, names the requested model in a stream sent to the catch-all', async () => {
     const transport = tpxTransport({ tpxModel: 'served-catch-all' });
-    answer = () =>
+    upstream.answer = () =>
       step.sse(
         openAiSse([
           {
@@ -319,7 +281,7 @@ describe('the model a request goes to', () => {
           },
         ]),
       );
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     const starts: unknown[] = [];
     for await (const event of transport.stream(helloRequest({ stream: true }))) {
       if (event.type === 'message_start') starts.push(event.message.model);
@@ -332,8 +294,8 @@ describe('the model a request goes to', () => {
 describe('the max_tokens a request is sent with', () => {
   it('lowers max_tokens to the configured cap, keeping the model, and reports the cap', async () => {
     const transport = anthropicTransport({ maxOutputTokens: 32 });
-    answer = () => step.json(servedMessage('named-by-upstream'));
-    const from = server.requests.length;
+    upstream.answer = () => step.json(servedMessage('named-by-upstream'));
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     const message = await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 32 }]);
@@ -343,7 +305,7 @@ describe('the max_tokens a request is sent with', () => {
 
   it('reports both the mapped model and the lowered max_tokens', async () => {
     const transport = anthropicTransport({ modelMap: '*=upstream-large', maxOutputTokens: 16 });
-    answer = () => step.json(textMessage());
+    upstream.answer = () => step.json(textMessage());
     const responses: ResponseInfo[] = [];
     await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(responses).toStrictEqual([
@@ -353,8 +315,8 @@ describe('the max_tokens a request is sent with', () => {
 
   it('caps max_tokens to the listed model’s own context window, less the input and a margin', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'claude-test', max_model_len: 1_000 }], 50_000);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'claude-test', max_model_len: 1_000 }], 50_000);
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     await transport.send(helloRequest({ max_tokens: 5_000 }), { onResponse: (info) => responses.push(info) });
     // 1,000 tokens, less a margin of 64 and the 10 tokens estimated for the one-word request.
@@ -364,14 +326,14 @@ describe('the max_tokens a request is sent with', () => {
 
   it('reads the window of the model the request goes to, not of another listed model', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream(
+    upstream.answer = openAiUpstream(
       [
         { id: 'qwen3-4b', max_model_len: 500 },
         { id: 'claude-test', max_model_len: 2_000 },
       ],
       50_000,
     );
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest({ max_tokens: 5_000 }));
     // 2,000 tokens, less a margin of 100 (5 %) and the 10 input tokens.
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 1_890 }]);
@@ -379,16 +341,16 @@ describe('the max_tokens a request is sent with', () => {
 
   it('uses the server-wide window from /props when the list states none for the model', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'claude-test' }], 1_000);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'claude-test' }], 1_000);
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest({ max_tokens: 5_000 }));
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 926 }]);
   });
 
   it('sends max_tokens as asked when it fits in the window', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'claude-test', max_model_len: 1_000 }]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'claude-test', max_model_len: 1_000 }]);
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     await transport.send(helloRequest(), { onResponse: (info) => responses.push(info) });
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 64 }]);
@@ -397,8 +359,8 @@ describe('the max_tokens a request is sent with', () => {
 
   it('refuses a prompt that leaves no room in the window with a 400, before sending it', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'claude-test', max_model_len: 64 }]);
-    const from = server.requests.length;
+    upstream.answer = openAiUpstream([{ id: 'claude-test', max_model_len: 64 }]);
+    const from = upstream.server.requests.length;
     const error = await rejection(transport.send(helloRequest()));
     expect([error.code, error.status, error.retryable, error.body.error.type]).toStrictEqual([
       'MODEL_EINVAL',
@@ -414,11 +376,11 @@ describe('the max_tokens a request is sent with', () => {
 
   it('sets no window when the upstream could not be inspected', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = (record) =>
+    upstream.answer = (record) =>
       record.method === 'GET'
         ? step.json({ detail: 'Not Found' }, { status: 404 })
         : step.json(completion('x'));
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest({ max_tokens: 100_000 }));
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 100_000 }]);
   });
@@ -431,34 +393,36 @@ describe('the caller’s own bytes', () => {
 
   it('are sent as they are when shaping changes nothing', async () => {
     const transport = anthropicTransport({ maxOutputTokens: 4_096, modelMap: '*haiku*=upstream-small' });
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     const responses: ResponseInfo[] = [];
     await transport.send(helloRequest(), { rawBody, onResponse: (info) => responses.push(info) });
-    expect(server.requests.slice(from).map((record) => record.bodyText)).toStrictEqual([rawBody]);
+    expect(upstream.server.requests.slice(from).map((record) => record.bodyText)).toStrictEqual([rawBody]);
     expect(responses).toStrictEqual([{ status: 200, headers: {}, attempts: 1 }]);
   });
 
   it('are not sent once the model was mapped', async () => {
     const transport = anthropicTransport({ modelMap: '*=upstream-large' });
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest(), { rawBody });
-    expect(server.requests.slice(from).map((record) => record.bodyText)).not.toStrictEqual([rawBody]);
+    expect(upstream.server.requests.slice(from).map((record) => record.bodyText)).not.toStrictEqual([
+      rawBody,
+    ]);
     expect(sentSince(from)).toStrictEqual([{ model: 'upstream-large', max_tokens: 64 }]);
   });
 
   it('are not sent once max_tokens was lowered', async () => {
     const transport = anthropicTransport({ maxOutputTokens: 8 });
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest(), { rawBody });
     expect(sentSince(from)).toStrictEqual([{ model: 'claude-test', max_tokens: 8 }]);
   });
 
   it('a shaped exchange without onResponse still succeeds', async () => {
     const transport = anthropicTransport({ maxOutputTokens: 8 });
-    answer = () => step.json(textMessage());
+    upstream.answer = () => step.json(textMessage());
     expect(await transport.send(helloRequest())).toStrictEqual(textMessage());
   });
 });
@@ -471,7 +435,7 @@ describe('the policy a transport states', () => {
       usesUpstreamModelList: false,
       capsToContextWindow: false,
       resolveModel: expect.any(Function) as unknown,
-      baseUrl: server.url,
+      baseUrl: upstream.server.url,
     });
     expect(await transport.upstreamPolicy!.resolveModel('claude-test')).toStrictEqual({
       model: 'claude-test',
@@ -495,7 +459,7 @@ describe('the policy a transport states', () => {
       maxTokens: 96,
       capsToContextWindow: false,
       resolveModel: expect.any(Function) as unknown,
-      baseUrl: `${server.url}/v1`,
+      baseUrl: `${upstream.server.url}/v1`,
     });
     expect((await transport.upstreamPolicy!.resolveModel('claude-test')).model).toBe('served-large');
     expect((await transport.upstreamPolicy!.resolveModel('other')).model).toBe('served-catch-all');
@@ -511,7 +475,7 @@ describe('the policy a transport states', () => {
 
   it('on the tpx path, resolves a name against the upstream’s list as an exchange would', async () => {
     const transport = tpxTransport({ inspectUpstream: true });
-    answer = openAiUpstream([{ id: 'only-model' }]);
+    upstream.answer = openAiUpstream([{ id: 'only-model' }]);
     expect(transport.upstreamPolicy).toMatchObject({
       usesUpstreamModelList: true,
       capsToContextWindow: true,

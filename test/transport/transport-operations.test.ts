@@ -4,61 +4,18 @@
  * inspection, and the options that reach the upstream (extra headers, the response size limit, the id
  * source) or what the transport shows (its base URL).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TransportError } from '../../src/errors.js';
-import { createTransport } from '../../src/transport/create-transport.js';
-import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';
-import {
-  helloRequest,
-  startScriptedServer,
-  step,
-  textMessage,
-  type RecordedRequest,
-  type ScriptedServer,
-  type Step,
-} from '../helpers/scripted-server.js';
+import { helloRequest, step, textMessage } from '../helpers/scripted-server.js';
+import { rejection, useScriptedUpstream } from './scripted-upstream.js';
 
 const KEY = 'sk-ant-transport-operations';
 const TOKEN = 'tok-transport-operations';
 const NO_CREDENTIALS =
   'no model credentials are configured: set ANTHROPIC_API_KEY to use Anthropic, or TPX_OAUTH_TOKEN (or TPX_OAUTH_TOKEN_FILE) together with TPX_BASE_URL to use an OpenAI-compatible endpoint';
 
-let server: ScriptedServer;
-let answer: (record: RecordedRequest) => Step;
-const transports: ModelTransport[] = [];
-
-beforeAll(async () => {
-  server = await startScriptedServer((record) => answer(record));
-});
-afterEach(async () => {
-  await Promise.all(transports.splice(0).map((transport) => transport.close()));
-});
-afterAll(async () => {
-  await server.close();
-});
-
-function track(options: TransportOptions): ModelTransport {
-  const transport = createTransport({ env: {}, maxRetries: 0, ...options });
-  transports.push(transport);
-  return transport;
-}
-
-function anthropicTransport(options: TransportOptions = {}): ModelTransport {
-  return track({ anthropicApiKey: KEY, anthropicBaseUrl: server.url, ...options });
-}
-
-function tpxTransport(options: TransportOptions = {}): ModelTransport {
-  return track({ tpxToken: TOKEN, tpxBaseUrl: `${server.url}/v1`, ...options });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TransportError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as TransportError;
-  }
-  throw new Error('expected a rejection');
-}
+const upstream = useScriptedUpstream({ key: KEY, token: TOKEN }, { maxRetries: 0 });
+const { anthropicTransport, tpxTransport } = upstream;
 
 async function drain(events: AsyncIterable<unknown>): Promise<unknown[]> {
   const seen: unknown[] = [];
@@ -73,8 +30,8 @@ function fields(error: TransportError): unknown[] {
 describe('requests refused before anything is sent', () => {
   it('refuses a message request without messages with MODEL_EINVAL, from send and from stream', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     const request = { model: 'claude-test', max_tokens: 64 } as never;
     const expected = [
       'MODEL_EINVAL',
@@ -85,7 +42,7 @@ describe('requests refused before anything is sent', () => {
     ];
     expect(fields(await rejection(transport.send(request)))).toStrictEqual(expected);
     expect(fields(await rejection(drain(transport.stream(request))))).toStrictEqual(expected);
-    expect(server.requests.length - from).toBe(0);
+    expect(upstream.server.requests.length - from).toBe(0);
   });
 
   it('refuses a stream’s maxRetries that is not a whole number, naming the option', async () => {
@@ -101,7 +58,7 @@ describe('requests refused before anything is sent', () => {
 
   it('refuses a count_tokens request without messages, naming count_tokens', async () => {
     const transport = anthropicTransport();
-    const from = server.requests.length;
+    const from = upstream.server.requests.length;
     const error = await rejection(transport.countTokens!({ model: 'claude-test' } as never));
     expect(fields(error)).toStrictEqual([
       'MODEL_EINVAL',
@@ -110,13 +67,13 @@ describe('requests refused before anything is sent', () => {
       'invalid_request_error',
       'invalid count_tokens request: messages: is required',
     ]);
-    expect(server.requests.length - from).toBe(0);
+    expect(upstream.server.requests.length - from).toBe(0);
   });
 });
 
 describe('the none provider', () => {
   it('answers every exchange with its 401, whatever the request, without validating it', async () => {
-    const transport = track({});
+    const transport = upstream.track({ maxRetries: 0 });
     const expected = ['MODEL_EAUTH', 401, false, 'authentication_error', NO_CREDENTIALS];
     const bad = { model: 'm' } as never;
     expect(fields(await rejection(transport.send(bad)))).toStrictEqual(expected);
@@ -127,7 +84,7 @@ describe('the none provider', () => {
   });
 
   it('ignores inspectUpstream: its policy caps nothing and checks no list', async () => {
-    const transport = track({ inspectUpstream: true });
+    const transport = upstream.track({ maxRetries: 0, inspectUpstream: true });
     expect(transport.upstreamPolicy).toMatchObject({
       usesUpstreamModelList: false,
       capsToContextWindow: false,
@@ -146,13 +103,13 @@ describe('the none provider', () => {
 describe('count_tokens, the model list and inspection', () => {
   it('counts tokens upstream for a valid request', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json({ input_tokens: 12 });
-    const from = server.requests.length;
+    upstream.answer = () => step.json({ input_tokens: 12 });
+    const from = upstream.server.requests.length;
     expect(
       await transport.countTokens!({ model: 'claude-test', messages: [{ role: 'user', content: 'Hello' }] }),
     ).toStrictEqual({ input_tokens: 12 });
     expect(
-      server.requests.slice(from).map((record) => [record.method, record.url, record.json]),
+      upstream.server.requests.slice(from).map((record) => [record.method, record.url, record.json]),
     ).toStrictEqual([
       [
         'POST',
@@ -172,19 +129,19 @@ describe('count_tokens, the model list and inspection', () => {
       first_id: 'claude-test',
       last_id: 'claude-test',
     };
-    answer = () => step.json(list);
-    const from = server.requests.length;
+    upstream.answer = () => step.json(list);
+    const from = upstream.server.requests.length;
     expect(await transport.listModels!()).toStrictEqual(list);
-    expect(server.requests.slice(from).map((record) => [record.method, record.url])).toStrictEqual([
+    expect(upstream.server.requests.slice(from).map((record) => [record.method, record.url])).toStrictEqual([
       ['GET', '/v1/models'],
     ]);
   });
 
   it('inspects an anthropic upstream on request, though inspectUpstream was not set', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json({ data: [{ type: 'model', id: 'claude-test' }] });
+    upstream.answer = () => step.json({ data: [{ type: 'model', id: 'claude-test' }] });
     expect(await transport.inspectUpstream!()).toStrictEqual({
-      modelsUrl: `${server.url}/v1/models`,
+      modelsUrl: `${upstream.server.url}/v1/models`,
       modelsStatus: 200,
       modelsContentType: 'application/json',
       models: [{ id: 'claude-test' }],
@@ -197,23 +154,27 @@ describe('options that reach the upstream', () => {
     const upstreamHeaders: Record<string, string> = { 'x-team': 'platform' };
     const transport = anthropicTransport({ upstreamHeaders });
     upstreamHeaders['x-team'] = 'changed later';
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest());
-    expect(server.requests.slice(from).map((record) => record.headers['x-team'])).toStrictEqual(['platform']);
+    expect(upstream.server.requests.slice(from).map((record) => record.headers['x-team'])).toStrictEqual([
+      'platform',
+    ]);
   });
 
   it('sends no extra header without upstreamHeaders', async () => {
     const transport = anthropicTransport();
-    answer = () => step.json(textMessage());
-    const from = server.requests.length;
+    upstream.answer = () => step.json(textMessage());
+    const from = upstream.server.requests.length;
     await transport.send(helloRequest());
-    expect(server.requests.slice(from).map((record) => record.headers['x-team'])).toStrictEqual([undefined]);
+    expect(upstream.server.requests.slice(from).map((record) => record.headers['x-team'])).toStrictEqual([
+      undefined,
+    ]);
   });
 
   it('refuses a response larger than maxResponseBytes', async () => {
     const transport = anthropicTransport({ maxResponseBytes: 100 });
-    answer = () => step.json(textMessage('x'.repeat(200)));
+    upstream.answer = () => step.json(textMessage('x'.repeat(200)));
     const error = await rejection(transport.send(helloRequest()));
     expect([error.code, error.status, error.retryable, error.message]).toStrictEqual([
       'MODEL_ETOOBIG',
@@ -225,7 +186,7 @@ describe('options that reach the upstream', () => {
 
   it('names a message the upstream gave no id with an id from generateId', async () => {
     const transport = tpxTransport({ generateId: () => 'fromTheOption' });
-    answer = () =>
+    upstream.answer = () =>
       step.json({
         object: 'chat.completion',
         created: 1,
@@ -245,7 +206,7 @@ describe('options that reach the upstream', () => {
 describe('credentials in upstream errors', () => {
   it('redacts the API key an anthropic upstream echoes in its error', async () => {
     const transport = anthropicTransport();
-    answer = () =>
+    upstream.answer = () =>
       step.json(
         { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${KEY}` } },
         { status: 401 },
@@ -260,7 +221,7 @@ describe('credentials in upstream errors', () => {
 
   it('redacts the bearer token a tpx upstream echoes in its error', async () => {
     const transport = tpxTransport();
-    answer = () =>
+    upstream.answer = () =>
       step.json(
         { error: { message: `bad request from Bearer ${TOKEN}`, type: 'invalid_request_error' } },
         { status: 400 },
