@@ -75,6 +75,16 @@ describe('attempt spans', () => {
     });
     await tracing.shutdown();
     const spans = spansOf(receiver);
+    const scopes = receiver.exports
+      .filter((entry) => entry.path === '/v1/traces')
+      .flatMap((entry) =>
+        (
+          JSON.parse(entry.body.toString('utf8')) as {
+            resourceSpans: { scopeSpans: { scope: { name: string; version?: string } }[] }[];
+          }
+        ).resourceSpans.flatMap((resource) => resource.scopeSpans.map((scope) => scope.scope)),
+      );
+    expect(scopes[0]).toMatchObject({ name: 'tpx-transport', version: '0.0.0-test' });
     expect(spans.map((span) => span.name).sort()).toStrictEqual(['chat', 'chat attempt 1', 'chat attempt 2']);
     const parent = spans.find((span) => span.name === 'chat')!;
     const byName = (name: string) => spans.find((span) => span.name === name)!;
@@ -274,7 +284,7 @@ describe('the GenAI histograms', () => {
         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
         OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
       },
-      { providerName: 'anthropic' },
+      { providerName: 'anthropic', version: '0.0.0-test' },
     );
     if (tracing === undefined) throw new Error('expected metrics to start');
     closers.push(() => tracing.shutdown());
@@ -357,6 +367,50 @@ describe('the GenAI histograms', () => {
       expect(sum).toBeGreaterThanOrEqual(0);
       expect(sum).toBeLessThanOrEqual(elapsedSeconds);
     }
+    const exported = receiver.exports
+      .filter((entry) => entry.path === '/v1/metrics')
+      .flatMap(
+        (entry) =>
+          (
+            JSON.parse(entry.body.toString('utf8')) as {
+              resourceMetrics: {
+                scopeMetrics: {
+                  scope: { name: string; version?: string };
+                  metrics: {
+                    name: string;
+                    description: string;
+                    unit: string;
+                    histogram: { dataPoints: { explicitBounds: number[] }[] };
+                  }[];
+                }[];
+              }[];
+            }
+          ).resourceMetrics,
+      )
+      .flatMap((resource) => resource.scopeMetrics);
+    expect(exported[0]?.scope).toMatchObject({ name: 'tpx-transport', version: '0.0.0-test' });
+    const described = exported
+      .flatMap((scope) => scope.metrics)
+      .map((metric) => ({
+        name: metric.name,
+        description: metric.description,
+        unit: metric.unit,
+        bounds: metric.histogram.dataPoints[0]?.explicitBounds,
+      }));
+    expect(described).toStrictEqual([
+      {
+        name: 'gen_ai.client.token.usage',
+        description: 'Number of input and output tokens used.',
+        unit: '{token}',
+        bounds: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+      },
+      {
+        name: 'gen_ai.client.operation.duration',
+        description: 'GenAI operation duration.',
+        unit: 's',
+        bounds: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+      },
+    ]);
     const tokenAttributes = (type: string) => ({
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': 'anthropic',
@@ -389,5 +443,36 @@ describe('numeric OTEL_* variables', () => {
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '0',
     });
     expect(settings.traces).toMatchObject({ maxQueueSize: 2048, maxExportBatchSize: 512 });
+  });
+});
+
+describe('the metrics protocol', () => {
+  it('is protobuf by default', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const tracing = await startTracing(
+      {
+        OTEL_METRICS_EXPORTER: 'otlp',
+        OTEL_TRACES_EXPORTER: 'none',
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+      },
+      { providerName: 'anthropic' },
+    );
+    if (tracing === undefined) throw new Error('expected metrics to start');
+    closers.push(() => tracing.shutdown());
+    tracing.startExchange(START).end({
+      record: {
+        requestId: 'p',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    await tracing.shutdown();
+    const metrics = receiver.exports.filter((entry) => entry.path === '/v1/metrics');
+    expect(metrics.length).toBeGreaterThan(0);
+    expect(metrics[0]!.contentType).toBe('application/x-protobuf');
   });
 });
