@@ -274,8 +274,6 @@ const headerGetter: TextMapGetter<ExchangeStart['headers']> = {
 export function genAiProviderName(provider: string, dialect: string | undefined): string {
   if (provider !== 'tpx' || dialect === undefined) return provider === 'tpx' ? 'openai-compatible' : provider;
   switch (dialect) {
-    case 'openai':
-      return 'openai';
     case 'azure':
       return 'azure.ai.openai';
     case 'vertex':
@@ -284,13 +282,10 @@ export function genAiProviderName(provider: string, dialect: string | undefined)
       return 'gcp.gemini';
     case 'mistral':
       return 'mistral_ai';
-    case 'deepseek':
-      return 'deepseek';
-    case 'groq':
-      return 'groq';
     default:
-      // A self-hosted or aggregating server (vLLM, llama.cpp, Ollama, OpenRouter, …): the conventions
-      // have no name for it, so its dialect profile is the most useful one.
+      // openai, deepseek, groq: the conventions' name. A self-hosted or aggregating server (vLLM,
+      // llama.cpp, Ollama, OpenRouter, …): the conventions have no name for it, so its dialect profile
+      // is the most useful one.
       return dialect;
   }
 }
