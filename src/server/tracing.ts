@@ -283,9 +283,9 @@ export function genAiProviderName(provider: string, dialect: string | undefined)
     case 'mistral':
       return 'mistral_ai';
     default:
-      // openai, deepseek, groq: the conventions' name. A self-hosted or aggregating server (vLLM,
-      // llama.cpp, Ollama, OpenRouter, …): the conventions have no name for it, so its dialect profile
-      // is the most useful one.
+      // The conventions name `openai`, `deepseek` and `groq` as their dialects are named. A self-hosted
+      // or aggregating server (vLLM, llama.cpp, Ollama, OpenRouter, …) has no name there, so its dialect
+      // profile is the most useful one.
       return dialect;
   }
 }

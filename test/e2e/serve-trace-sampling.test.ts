@@ -3,8 +3,7 @@
  * say: read into the settings (the specification's default is `parentbased_always_on`; an invalid ratio
  * is ignored; a sampler the process cannot apply on its own is refused at start-up), and applied to real
  * exchanges through the proxy, seen from a real OTLP/HTTP receiver and from the upstream, which learns
- * the trace and its sampled flag whether or not the exchange was recorded. Also how blank or zero
- * `OTEL_BSP_*` values are read.
+ * the trace and its sampled flag whether or not the exchange was recorded.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../../src/errors.js';
@@ -78,31 +77,6 @@ describe('readOtelSettings: the sampler', () => {
       readOtelSettings({ OTEL_TRACES_SAMPLER: 'xray', OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://m/x' })
         .traces,
     ).toBeUndefined();
-  });
-});
-
-describe('readOtelSettings: blank and zero span batch values', () => {
-  it('keeps the default for a blank value, and refuses a queue or batch of zero spans', () => {
-    expect(
-      readOtelSettings({
-        ...ENDPOINT,
-        OTEL_BSP_SCHEDULE_DELAY: '',
-        OTEL_BSP_EXPORT_TIMEOUT: '   ',
-        OTEL_BSP_MAX_QUEUE_SIZE: '0',
-        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '0',
-      }).traces,
-    ).toMatchObject({
-      scheduleDelayMs: 5000,
-      exportTimeoutMs: 30000,
-      maxQueueSize: 2048,
-      maxExportBatchSize: 512,
-    });
-  });
-
-  it('reads a value with spaces around it', () => {
-    expect(readOtelSettings({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: ' 250 ' }).traces?.scheduleDelayMs).toBe(
-      250,
-    );
   });
 });
 

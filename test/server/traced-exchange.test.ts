@@ -1,0 +1,319 @@
+/**
+ * The spans of one exchange as `startTracing` makes them, driven through its public telemetry interface
+ * (start, attempts, end) and read back from a real OTLP/HTTP receiver on loopback: attempts that overlap
+ * each get their own span with their own outcome, an attempt never ended is still exported, the exchange
+ * span carries exactly what its end knew, and routes that are not model exchanges make no span.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { TransportError } from '../../src/errors.js';
+import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
+import {
+  attributes,
+  spansOf,
+  startReceiver,
+  type OtlpValue,
+  type Receiver,
+} from '../helpers/otlp-receiver.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function traced(): Promise<{ tracing: Tracing; receiver: Receiver }> {
+  const receiver = await startReceiver();
+  closers.push(() => receiver.close());
+  const tracing = await startTracing(
+    {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+    },
+    { providerName: 'anthropic', version: '0.0.0-test' },
+  );
+  if (tracing === undefined) throw new Error('expected tracing to start');
+  closers.push(() => tracing.shutdown());
+  return { tracing, receiver };
+}
+
+const START = { method: 'POST', path: '/v1/messages', headers: {} };
+
+describe('attempt spans', () => {
+  it('give attempts that overlap a span each, each with its own outcome, under the exchange span', async () => {
+    const { tracing, receiver } = await traced();
+    const exchange = tracing.startExchange(START);
+    const observer = exchange.observer!;
+    const first = observer.onAttemptStart?.({ number: 1, provider: 'anthropic' });
+    const second = observer.onAttemptStart?.({ number: 2, provider: 'anthropic' });
+    expect(first?.['traceparent']).not.toBe(second?.['traceparent']);
+    observer.onAttemptEnd?.({
+      number: 1,
+      provider: 'anthropic',
+      status: 529,
+      error: new TransportError('MODEL_EHTTP', 'overloaded', { status: 529 }),
+      durationMs: 5,
+    });
+    observer.onAttemptEnd?.({
+      number: 2,
+      provider: 'anthropic',
+      status: 200,
+      upstreamModel: 'up-model',
+      durationMs: 5,
+    });
+    // An end for an attempt that never started changes nothing.
+    observer.onAttemptEnd?.({ number: 9, provider: 'anthropic', status: 500, durationMs: 1 });
+    exchange.end({
+      record: {
+        requestId: 'req_1',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 10,
+      },
+    });
+    await tracing.shutdown();
+    const spans = spansOf(receiver);
+    expect(spans.map((span) => span.name).sort()).toStrictEqual(['chat', 'chat attempt 1', 'chat attempt 2']);
+    const parent = spans.find((span) => span.name === 'chat')!;
+    const byName = (name: string) => spans.find((span) => span.name === name)!;
+    expect(byName('chat attempt 1').parentSpanId).toBe(parent.spanId);
+    expect(byName('chat attempt 2').parentSpanId).toBe(parent.spanId);
+    expect(attributes(byName('chat attempt 1'))).toStrictEqual({
+      'gen_ai.provider.name': 'anthropic',
+      'tpx.attempt': 1,
+      'http.response.status_code': 529,
+      'error.type': 'MODEL_EHTTP',
+    });
+    expect(byName('chat attempt 1').status?.code).toBe(2);
+    expect(attributes(byName('chat attempt 2'))).toStrictEqual({
+      'gen_ai.provider.name': 'anthropic',
+      'tpx.attempt': 2,
+      'gen_ai.request.model': 'up-model',
+      'http.response.status_code': 200,
+    });
+    expect(attributes(parent)['gen_ai.response.model']).toBe('up-model');
+  });
+
+  it('export an attempt the transport never ended, and an overlapped one, when the exchange ends', async () => {
+    const { tracing, receiver } = await traced();
+    const exchange = tracing.startExchange(START);
+    exchange.observer!.onAttemptStart?.({ number: 1, provider: 'anthropic' });
+    exchange.observer!.onAttemptStart?.({ number: 2, provider: 'anthropic' });
+    exchange.end({
+      record: {
+        requestId: 'req_2',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 499,
+        durationMs: 3,
+      },
+    });
+    await tracing.shutdown();
+    expect(
+      spansOf(receiver)
+        .map((span) => span.name)
+        .sort(),
+    ).toStrictEqual(['chat', 'chat attempt 1', 'chat attempt 2']);
+  });
+});
+
+describe('the exchange span', () => {
+  it('carries exactly what the end knew: model, usage, stop reason, status, request id and the error', async () => {
+    const { tracing, receiver } = await traced();
+    const exchange = tracing.startExchange({ ...START, path: '/v1/messages/count_tokens' });
+    exchange.end({
+      record: {
+        requestId: 'req_3',
+        method: 'POST',
+        path: '/v1/messages/count_tokens',
+        provider: 'anthropic',
+        status: 504,
+        durationMs: 3,
+        model: 'claude-x',
+        usage: { input_tokens: 7, output_tokens: 0 },
+        error: 'MODEL_ETIMEOUT',
+        errorMessage: 'too slow',
+      },
+      stopReason: 'max_tokens',
+    });
+    await tracing.shutdown();
+    const [span] = spansOf(receiver);
+    expect(span?.name).toBe('count_tokens claude-x');
+    expect(attributes(span!)).toStrictEqual({
+      'gen_ai.operation.name': 'count_tokens',
+      'gen_ai.provider.name': 'anthropic',
+      'http.request.method': 'POST',
+      'url.path': '/v1/messages/count_tokens',
+      'gen_ai.request.model': 'claude-x',
+      'http.response.status_code': 504,
+      'tpx.request_id': 'req_3',
+      'gen_ai.usage.input_tokens': 7,
+      'gen_ai.usage.output_tokens': 0,
+      'gen_ai.response.finish_reasons': ['max_tokens'],
+      'error.type': 'MODEL_ETIMEOUT',
+    });
+    expect(span?.status).toMatchObject({ code: 2, message: 'too slow' });
+  });
+
+  it('is not made for a route that is not a model exchange', async () => {
+    const { tracing, receiver } = await traced();
+    const health = tracing.startExchange({ ...START, method: 'GET', path: '/healthz' });
+    expect(health.observer).toBeUndefined();
+    health.end({
+      record: {
+        requestId: 'r',
+        method: 'GET',
+        path: '/healthz',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    const models = tracing.startExchange({ ...START, method: 'GET', path: '/v1/models' });
+    models.end({
+      record: {
+        requestId: 'm',
+        method: 'GET',
+        path: '/v1/models',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    await tracing.shutdown();
+    expect(spansOf(receiver).map((span) => span.name)).toStrictEqual(['list_models']);
+  });
+});
+
+describe('the GenAI histograms', () => {
+  type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
+
+  function points(receiver: Receiver, name: string) {
+    return receiver.exports
+      .filter((entry) => entry.path === '/v1/metrics')
+      .flatMap((entry) => {
+        const body = JSON.parse(entry.body.toString('utf8')) as {
+          resourceMetrics: {
+            scopeMetrics: { metrics: { name: string; histogram: { dataPoints: Point[] } }[] }[];
+          }[];
+        };
+        return body.resourceMetrics.flatMap((resource) =>
+          resource.scopeMetrics.flatMap((scope) => scope.metrics),
+        );
+      })
+      .filter((metric) => metric.name === name)
+      .flatMap((metric) => metric.histogram.dataPoints)
+      .map((point) => ({ attributes: attributes(point), count: Number(point.count), sum: point.sum }))
+      .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
+  }
+
+  it('record each exchange with only the attributes it knows, its duration in seconds, and only token counts that are counts', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const tracing = await startTracing(
+      {
+        OTEL_METRICS_EXPORTER: 'otlp',
+        OTEL_TRACES_EXPORTER: 'none',
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+        OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+      },
+      { providerName: 'anthropic' },
+    );
+    if (tracing === undefined) throw new Error('expected metrics to start');
+    closers.push(() => tracing.shutdown());
+    const before = performance.now();
+    const list = tracing.startExchange({ method: 'GET', path: '/v1/models', headers: {} });
+    list.end({
+      record: {
+        requestId: 'a',
+        method: 'GET',
+        path: '/v1/models',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    const chat = tracing.startExchange(START);
+    // Without traces there is no attempt span and no trace context to send upstream; the upstream
+    // model an attempt reports still names the response model.
+    expect(chat.observer?.onAttemptStart?.({ number: 1, provider: 'anthropic' })).toBeUndefined();
+    chat.observer?.onAttemptEnd?.({
+      number: 1,
+      provider: 'anthropic',
+      status: 200,
+      upstreamModel: 'up',
+      durationMs: 1,
+    });
+    chat.end({
+      record: {
+        requestId: 'b',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+        model: 'claude-x',
+        usage: { input_tokens: 4, output_tokens: -1 },
+      },
+    });
+    const elapsedSeconds = (performance.now() - before) / 1000;
+    await tracing.shutdown();
+    const durations = points(receiver, 'gen_ai.client.operation.duration');
+    expect(durations.map(({ attributes: keys, count }) => ({ attributes: keys, count }))).toStrictEqual([
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': 'claude-x',
+          'gen_ai.response.model': 'up',
+        },
+        count: 1,
+      },
+      {
+        attributes: { 'gen_ai.operation.name': 'list_models', 'gen_ai.provider.name': 'anthropic' },
+        count: 1,
+      },
+    ]);
+    for (const { sum } of durations) {
+      expect(sum).toBeGreaterThanOrEqual(0);
+      expect(sum).toBeLessThanOrEqual(elapsedSeconds);
+    }
+    expect(points(receiver, 'gen_ai.client.token.usage')).toStrictEqual([
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': 'claude-x',
+          'gen_ai.response.model': 'up',
+          'gen_ai.token.type': 'input',
+        },
+        count: 1,
+        sum: 4,
+      },
+    ]);
+  });
+});
+
+describe('numeric OTEL_* variables', () => {
+  it('take a blank value as unset', () => {
+    for (const blank of ['', '   ']) {
+      const settings = readOtelSettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_BSP_SCHEDULE_DELAY: blank,
+      });
+      expect(settings.traces?.scheduleDelayMs).toBe(5000);
+    }
+  });
+
+  it('take a span count of 0 as invalid, keeping the default', () => {
+    const settings = readOtelSettings({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_BSP_MAX_QUEUE_SIZE: '0',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '0',
+    });
+    expect(settings.traces).toMatchObject({ maxQueueSize: 2048, maxExportBatchSize: 512 });
+  });
+});
