@@ -913,4 +913,11 @@ describe('anthropic provider: count_tokens and models in detail', () => {
       message: 'the anthropic models response has no data array',
     });
   });
+  it('inspects with a GET for JSON carrying the key', async () => {
+    const native = await provider([step.json({ data: [{ type: 'model', id: 'claude-a' }] })]);
+    await native.inspect!({}, attempt!.context, attempt!.report);
+    expect(server!.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
+    expect(server!.requests[0]!.headers['accept']).toBe('application/json');
+    expect(server!.requests[0]!.headers['x-api-key']).toBe('sk-ant-direct-test');
+  });
 });

@@ -742,3 +742,224 @@ describe('tpx provider: answers in detail', () => {
     expect(delivered).toStrictEqual([]);
   });
 });
+
+describe('tpx provider: the token and its refusals in detail', () => {
+  /** A token source that has a new token on every refresh, so only the provider's rule limits them. */
+  function everFresh(): TokenSource & { refreshed: number } {
+    const source = {
+      kind: 'command' as const,
+      origin: 'C',
+      refreshed: 0,
+      token: () => Promise.resolve('tok-0'),
+      redact: (text: string) => text,
+      refresh: () => Promise.resolve(`tok-${++source.refreshed}`),
+    };
+    return source;
+  }
+
+  it('refreshes the token once per exchange, however many new tokens the source has', async () => {
+    const tokens = everFresh();
+    const refused = () => step.json({ error: { message: 'no' } }, { status: 401 });
+    const tpx = await provider([refused(), refused(), step.json(COMPLETION)], { tokens });
+    expect(await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EAUTH',
+    });
+    expect(server!.requests.map((request) => request.headers['authorization'])).toStrictEqual([
+      'Bearer tok-0',
+      'Bearer tok-1',
+    ]);
+    expect(tokens.refreshed).toBe(1);
+  });
+
+  it('passes the failure of a refresh on when the exchange was cancelled by the caller', async () => {
+    const refreshFailure = new Error('the refresh was interrupted');
+    const tokens: TokenSource = {
+      kind: 'command',
+      origin: 'C',
+      token: () => Promise.resolve('tok-first-1'),
+      redact: (text) => text,
+      refresh: () => {
+        attempt!.context.cancellation.abort('caller left');
+        return Promise.reject(refreshFailure);
+      },
+    };
+    const tpx = await provider([step.json({}, { status: 401 })], { tokens });
+    expect(await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report))).toBe(refreshFailure);
+  });
+
+  it('says whose token was refused, quoting the upstream answer', async () => {
+    const tpx = await provider([step.json({ error: { message: 'token expired' } }, { status: 401 })]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect((error as Error).message).toBe(
+      'the tpx endpoint refused the bearer token from TPX_OAUTH_TOKEN: 401 Unauthorized: token expired',
+    );
+  });
+
+  it('names the provider of a 200 body that is not JSON', async () => {
+    const tpx = await provider([step.text(200, 'not json', { 'content-type': 'application/json' })]);
+    expect(await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'tpx',
+      message: 'the tpx response is not valid JSON: "not json"',
+    });
+  });
+
+  it('explains a 404 of the route naming the method and the URL called', async () => {
+    const tpx = await provider([step.text(404, 'Not Found', { 'content-type': 'text/plain' })]);
+    const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'tpx' });
+    expect((error as Error).message).toMatch(
+      new RegExp(`^the upstream has no endpoint at POST ${server!.url}/v1/chat/completions \\(404: `),
+    );
+    expect((error as Error).message).toMatch(
+      /; check TPX_BASE_URL \(now http:\/\/127\.0\.0\.1:\d+\/v1\) and the port$/,
+    );
+  });
+});
+
+describe('tpx provider: the Responses wire', () => {
+  const RESPONSE = {
+    id: 'resp_1',
+    object: 'response',
+    status: 'completed',
+    model: 'served-model',
+    output: [
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Hello', annotations: [] }],
+      },
+    ],
+    usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+  };
+
+  it('posts JSON to {base}/responses with the bearer token, asking for JSON', async () => {
+    const tpx = await provider([step.json(RESPONSE)], { wire: 'responses' });
+    const message = await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'Hello' }]);
+    const sent = server!.requests[0]!;
+    expect(sent).toMatchObject({ method: 'POST', url: '/v1/responses' });
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(sent.headers['accept']).toBe('application/json');
+    expect(sent.headers['authorization']).toBe('Bearer tok-static-abc');
+  });
+
+  it('asks for events on a stream, and explains a 404 of the route', async () => {
+    const tpx = await provider([step.text(404, 'Not Found', { 'content-type': 'text/plain' })], {
+      wire: 'responses',
+    });
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(server!.requests[0]!.headers['accept']).toBe('text/event-stream');
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 404, provider: 'tpx' });
+    expect((error as Error).message).toMatch(
+      new RegExp(`^the upstream has no endpoint at POST ${server!.url}/v1/responses \\(404: `),
+    );
+  });
+  it('reads a 299 answer as a success', async () => {
+    const tpx = await provider([step.json(RESPONSE, { status: 299 })], { wire: 'responses' });
+    const message = await tpx.send(REQUEST, {}, attempt!.context, attempt!.report);
+    expect(message.content).toStrictEqual([{ type: 'text', text: 'Hello' }]);
+  });
+});
+
+describe('tpx provider: more answers in detail', () => {
+  it('refuses a 200 body of a JSON string or null as not a chat completion', async () => {
+    const tpx = await provider([
+      step.text(200, '"just text"', { 'content-type': 'application/json' }),
+      step.text(200, 'null', { 'content-type': 'application/json' }),
+    ]);
+    for (let round = 0; round < 2; round++) {
+      const error = await rejectionOf(tpx.send(REQUEST, {}, attempt!.context, attempt!.report));
+      expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+      expect((error as Error).message).toMatch(/^the tpx response is not a valid chat completion: ./);
+    }
+  });
+
+  it('reads counting answers and model lists far larger than an error body', async () => {
+    const prompt = `<s>${'word '.repeat(20_000)}`;
+    const tpx = await provider(
+      [
+        step.json({ prompt }),
+        step.json({ tokens: Array.from({ length: 20_001 }, (_, index) => index) }),
+        step.json({ data: Array.from({ length: 2_000 }, (_, index) => ({ id: `model-${index}` })) }),
+      ],
+      { dialect: DIALECTS.llamacpp },
+    );
+    expect(await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 20_001,
+    });
+    expect((server!.requests[1]!.json as { content: string }).content).toBe(prompt);
+    const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as { data: unknown[] };
+    expect(listed.data).toHaveLength(2_000);
+  });
+
+  it('reads a 299 counting answer as a count', async () => {
+    const tpx = await provider([step.json({ count: 42 }, { status: 299 })], { dialect: DIALECTS.vllm });
+    expect(await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).toStrictEqual({
+      input_tokens: 42,
+    });
+  });
+
+  it('gives up counting and listing when the caller cancels, instead of estimating or falling back', async () => {
+    const tpx = await provider([step.noHeaders(), step.noHeaders()], { dialect: DIALECTS.vllm, model: 'm' });
+    const counting = tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report);
+    await server!.settled(0, 2_000).catch(() => undefined);
+    attempt!.context.cancellation.abort('caller left');
+    expect(await rejectionOf(counting)).toMatchObject({ code: 'MODEL_EABORTED' });
+    await attempt!.close();
+    attempt = testAttempt('tpx');
+    const listing = tpx.listModels!({}, attempt.context, attempt.report);
+    await server!.settled(1, 2_000).catch(() => undefined);
+    attempt.context.cancellation.abort('caller left');
+    expect(await rejectionOf(listing)).toMatchObject({ code: 'MODEL_EABORTED' });
+  });
+
+  it('builds message_start from the request model and a generated id', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])], {
+      generateId: () => 'msg_generated',
+    });
+    const events = await collect(
+      tpx.stream({ ...REQUEST, model: 'asked-model' }, {}, attempt!.context, attempt!.report),
+    );
+    const start = events[0] as Extract<MessageStreamEvent, { type: 'message_start' }>;
+    expect(start.message.model).toBe('asked-model');
+    expect(start.message.id).toMatch(/^msg_/);
+  });
+
+  it('delivers no empty batch for a chunk of pings', async () => {
+    const tpx = await provider([
+      step.sse(
+        [
+          chunk({ role: 'assistant', content: 'Hi' }),
+          'data: {"type":"ping"}\n\n',
+          chunk({}, 'stop'),
+          'data: [DONE]\n\n',
+        ],
+        {
+          frameDelayMs: 30,
+        },
+      ),
+    ]);
+    const batches: MessageStreamEvent[][] = [];
+    for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)) batches.push(batch);
+    expect(textOf(batches.flat())).toBe('Hi');
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+  });
+
+  it('inspects with GETs for JSON carrying the bearer token', async () => {
+    const tpx = await provider([step.json({ data: [{ id: 'a' }] }), step.json({ n_ctx: 8 })]);
+    await tpx.inspect!({}, attempt!.context, attempt!.report);
+    expect(
+      server!.requests.map((request) => [
+        request.method,
+        request.headers['accept'],
+        request.headers['authorization'],
+      ]),
+    ).toStrictEqual([
+      ['GET', 'application/json', 'Bearer tok-static-abc'],
+      ['GET', 'application/json', 'Bearer tok-static-abc'],
+    ]);
+  });
+});
