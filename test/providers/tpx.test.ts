@@ -962,4 +962,34 @@ describe('tpx provider: more answers in detail', () => {
       ['GET', 'application/json', 'Bearer tok-static-abc'],
     ]);
   });
+  it('estimates when a counting route answers an error status, even with a count in it, or an answer too large', async () => {
+    const tpx = await provider(
+      [step.json({ count: 7 }, { status: 500 }), step.oversize(2 * 1024 * 1024, { declareLength: true })],
+      { dialect: DIALECTS.vllm },
+    );
+    const first = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    const second = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    const estimate = (
+      await createTpxProvider({
+        tokens: STATIC(),
+        baseUrl: 'http://127.0.0.1:9/v1',
+        model: undefined,
+        generateId: () => 'x',
+      }).countTokens!(REQUEST, {}, attempt!.context, attempt!.report)
+    ).input_tokens;
+    expect([first, second]).toStrictEqual([estimate, estimate]);
+    expect(estimate).not.toBe(7);
+    expect(server!.requests).toHaveLength(2);
+  });
+
+  it('names the message after the model the caller asked for', async () => {
+    const tpx = await provider([step.json(COMPLETION)]);
+    const message = await tpx.send(
+      { ...REQUEST, model: 'asked-model' },
+      {},
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(message.model).toBe('asked-model');
+  });
 });
