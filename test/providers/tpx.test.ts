@@ -993,3 +993,101 @@ describe('tpx provider: more answers in detail', () => {
     expect(message.model).toBe('asked-model');
   });
 });
+
+describe('tpx provider: stream rules in detail', () => {
+  it('skips a ping event whatever its data, and data of only whitespace', async () => {
+    const tpx = await provider([
+      step.sse([
+        'event: ping\ndata: keep-alive\n\n',
+        'data:    \n\n',
+        chunk({ role: 'assistant', content: 'Hi' }),
+        chunk({}, 'stop'),
+        'data: [DONE]\n\n',
+      ]),
+    ]);
+    expect(textOf(await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)))).toBe('Hi');
+  });
+
+  it('stops reading at [DONE] even when more arrives later', async () => {
+    const tpx = await provider([
+      step.sse(
+        [
+          chunk({ role: 'assistant', content: 'Hi' }),
+          chunk({}, 'stop'),
+          'data: [DONE]\n\n',
+          'data: {broken\n\n',
+        ],
+        {
+          frameDelayMs: 30,
+        },
+      ),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('takes [DONE] as the end even without a finish_reason', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), 'data: [DONE]\n\n'])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hi');
+    expect(events.at(-1)).toStrictEqual({ type: 'message_stop' });
+  });
+
+  it('ends a stream without [DONE] with exactly the closing events', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('says which stream chunk was not JSON', async () => {
+    const tpx = await provider([step.sse(['data: {broken\n\n'])]);
+    expect(
+      await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'tpx',
+      message: 'the tpx stream chunk is not valid JSON: "{broken"',
+    });
+  });
+
+  it('raises an error event whose data is null or empty as an upstream error of the provider', async () => {
+    const tpx = await provider([
+      step.sse(['event: error\ndata: null\n\n']),
+      step.sse(['event: error\ndata:\n\n']),
+    ]);
+    const nullData = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    const empty = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(nullData).toMatchObject({ provider: 'tpx', message: 'upstream stream error: null' });
+    expect(empty).toMatchObject({ provider: 'tpx', message: 'upstream stream error: {}' });
+  });
+
+  it('falls back to the configured model on a model list under an error status, or one too large', async () => {
+    const tpx = await provider(
+      [
+        step.json({ data: [{ id: 'from-an-error' }] }, { status: 404 }),
+        step.oversize(2 * 1024 * 1024, { declareLength: true }),
+      ],
+      { model: 'configured' },
+    );
+    for (let round = 0; round < 2; round++) {
+      const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+        data: { id: string }[];
+      };
+      expect(listed.data.map((entry) => entry.id)).toStrictEqual(['configured']);
+    }
+  });
+});
