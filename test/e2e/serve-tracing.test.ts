@@ -9,7 +9,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/start-server.js';
 import { startTracing, type Tracing } from '../../src/server/tracing.js';
 import { createTransport } from '../../src/transport/create-transport.js';
-import { attributes, spansOf, startReceiver, type OtlpValue } from '../helpers/otlp-receiver.js';
+import {
+  attributes,
+  histogramPoints,
+  spansOf,
+  startReceiver,
+  type OtlpValue,
+} from '../helpers/otlp-receiver.js';
 import { startScriptedServer, step, textMessage, type ScriptedServer } from '../helpers/scripted-server.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -246,25 +252,7 @@ describe('OpenTelemetry over OTLP/HTTP', () => {
       await response.arrayBuffer();
     }
     await tracing.shutdown();
-    type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
-    const metrics = receiver.exports
-      .filter((entry) => entry.path === '/v1/metrics')
-      .flatMap((entry) => {
-        const body = JSON.parse(entry.body.toString('utf8')) as {
-          resourceMetrics: {
-            scopeMetrics: { metrics: { name: string; histogram: { dataPoints: Point[] } }[] }[];
-          }[];
-        };
-        return body.resourceMetrics.flatMap((resource) =>
-          resource.scopeMetrics.flatMap((scope) => scope.metrics),
-        );
-      });
-    const describePoints = (name: string) =>
-      metrics
-        .filter((metric) => metric.name === name)
-        .flatMap((metric) => metric.histogram.dataPoints)
-        .map((point) => ({ ...attributes(point), count: Number(point.count), sum: point.sum }))
-        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    const describePoints = (name: string) => histogramPoints(receiver, name);
     const usage = describePoints('gen_ai.client.token.usage');
     expect(usage).toEqual([
       {

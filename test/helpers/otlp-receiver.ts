@@ -88,3 +88,34 @@ export function spansOf(receiver: Receiver): OtlpSpan[] {
       return body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
     });
 }
+
+interface OtlpHistogramPoint {
+  attributes: { key: string; value: OtlpValue }[];
+  sum: number;
+  count: string | number;
+}
+
+/**
+ * The data points of histogram `name` in the receiver's `http/json` metric exports, each as its
+ * attributes with its `count` and `sum`, in a stable order.
+ */
+export function histogramPoints(receiver: Receiver, name: string): Record<string, unknown>[] {
+  return receiver.exports
+    .filter((entry) => entry.path === '/v1/metrics')
+    .flatMap((entry) => {
+      const body = JSON.parse(entry.body.toString('utf8')) as {
+        resourceMetrics: {
+          scopeMetrics: {
+            metrics: { name: string; histogram?: { dataPoints: OtlpHistogramPoint[] } }[];
+          }[];
+        }[];
+      };
+      return body.resourceMetrics.flatMap((resource) =>
+        resource.scopeMetrics.flatMap((scope) => scope.metrics),
+      );
+    })
+    .filter((metric) => metric.name === name)
+    .flatMap((metric) => metric.histogram?.dataPoints ?? [])
+    .map((point) => ({ ...attributes(point), count: Number(point.count), sum: point.sum }))
+    .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+}

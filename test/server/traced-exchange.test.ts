@@ -4,7 +4,7 @@
  * each get their own span with their own outcome, an attempt never ended is still exported, the exchange
  * span carries exactly what its end knew, and routes that are not model exchanges make no span.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
 import {
@@ -93,7 +93,17 @@ describe('attempt spans', () => {
       'gen_ai.request.model': 'up-model',
       'http.response.status_code': 200,
     });
-    expect(attributes(parent)['gen_ai.response.model']).toBe('up-model');
+    // The exchange span: what it started with, and of its end only what that end knew.
+    expect(attributes(parent)).toStrictEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'http.request.method': 'POST',
+      'url.path': '/v1/messages',
+      'gen_ai.response.model': 'up-model',
+      'http.response.status_code': 200,
+      'tpx.request_id': 'req_1',
+    });
+    expect(parent.status?.code ?? 0).toBe(0);
   });
 
   it('export an attempt the transport never ended, and an overlapped one, when the exchange ends', async () => {
@@ -188,6 +198,50 @@ describe('the exchange span', () => {
   });
 });
 
+describe('the resource', () => {
+  it('names the service and adds what OTEL_RESOURCE_ATTRIBUTES says', async () => {
+    vi.stubEnv('OTEL_RESOURCE_ATTRIBUTES', 'deployment.environment.name=test');
+    try {
+      const receiver = await startReceiver();
+      closers.push(() => receiver.close());
+      const tracing = await startTracing(
+        {
+          OTEL_SERVICE_NAME: 'proxy-7',
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_METRICS_EXPORTER: 'none',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        },
+        { providerName: 'anthropic' },
+      );
+      if (tracing === undefined) throw new Error('expected tracing to start');
+      closers.push(() => tracing.shutdown());
+      tracing.startExchange(START).end({
+        record: {
+          requestId: 'r',
+          method: 'POST',
+          path: '/v1/messages',
+          provider: 'anthropic',
+          status: 200,
+          durationMs: 1,
+        },
+      });
+      await tracing.shutdown();
+      const body = JSON.parse(
+        receiver.exports.find((entry) => entry.path === '/v1/traces')!.body.toString('utf8'),
+      ) as {
+        resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] } }[];
+      };
+      expect(attributes(body.resourceSpans[0]!.resource)).toMatchObject({
+        'service.name': 'proxy-7',
+        'deployment.environment.name': 'test',
+      });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
 describe('the GenAI histograms', () => {
   type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
 
@@ -256,13 +310,35 @@ describe('the GenAI histograms', () => {
         status: 200,
         durationMs: 1,
         model: 'claude-x',
-        usage: { input_tokens: 4, output_tokens: -1 },
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
+    // Counts that are no counts (a JSON 1e999 reads as Infinity) are not recorded.
+    const odd = tracing.startExchange(START);
+    odd.end({
+      record: {
+        requestId: 'c',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+        model: 'claude-odd',
+        usage: { input_tokens: Number.POSITIVE_INFINITY, output_tokens: Number.NaN },
       },
     });
     const elapsedSeconds = (performance.now() - before) / 1000;
     await tracing.shutdown();
     const durations = points(receiver, 'gen_ai.client.operation.duration');
     expect(durations.map(({ attributes: keys, count }) => ({ attributes: keys, count }))).toStrictEqual([
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'anthropic',
+          'gen_ai.request.model': 'claude-odd',
+        },
+        count: 1,
+      },
       {
         attributes: {
           'gen_ai.operation.name': 'chat',
@@ -281,18 +357,16 @@ describe('the GenAI histograms', () => {
       expect(sum).toBeGreaterThanOrEqual(0);
       expect(sum).toBeLessThanOrEqual(elapsedSeconds);
     }
+    const tokenAttributes = (type: string) => ({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-x',
+      'gen_ai.response.model': 'up',
+      'gen_ai.token.type': type,
+    });
     expect(points(receiver, 'gen_ai.client.token.usage')).toStrictEqual([
-      {
-        attributes: {
-          'gen_ai.operation.name': 'chat',
-          'gen_ai.provider.name': 'anthropic',
-          'gen_ai.request.model': 'claude-x',
-          'gen_ai.response.model': 'up',
-          'gen_ai.token.type': 'input',
-        },
-        count: 1,
-        sum: 4,
-      },
+      { attributes: tokenAttributes('input'), count: 1, sum: 0 },
+      { attributes: tokenAttributes('output'), count: 1, sum: 0 },
     ]);
   });
 });
