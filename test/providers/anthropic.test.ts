@@ -491,9 +491,13 @@ describe('anthropic provider: what goes out', () => {
   });
 
   it('keeps a "?" inside the query, dropping only a leading one', async () => {
-    const native = await provider([step.json(MESSAGE)]);
+    const native = await provider([step.json(MESSAGE), step.json(MESSAGE)]);
     await native.send(REQUEST, { query: '?q=why?&beta=true' }, attempt!.context, attempt!.report);
-    expect(server!.requests[0]!.url).toBe('/v1/messages?q=why?&beta=true');
+    await native.send(REQUEST, { query: 'q=how?' }, attempt!.context, attempt!.report);
+    expect(server!.requests.map((request) => request.url)).toStrictEqual([
+      '/v1/messages?q=why?&beta=true',
+      '/v1/messages?q=how?',
+    ]);
   });
 
   it('sends the raw body byte for byte when its stream flag is the one about to be used', async () => {
@@ -919,5 +923,32 @@ describe('anthropic provider: count_tokens and models in detail', () => {
     expect(server!.requests[0]).toMatchObject({ method: 'GET', url: '/v1/models' });
     expect(server!.requests[0]!.headers['accept']).toBe('application/json');
     expect(server!.requests[0]!.headers['x-api-key']).toBe('sk-ant-direct-test');
+  });
+  it('finds a repeated tool_use id after several text blocks', async () => {
+    const tool = { type: 'tool_use', id: 'toolu_twice', name: 'a', input: {} };
+    const native = await provider([
+      step.json({
+        ...MESSAGE,
+        content: [{ type: 'text', text: 'One' }, { type: 'text', text: 'Two' }, tool, tool],
+        stop_reason: 'tool_use',
+      }),
+    ]);
+    expect(await rejectionOf(native.send(REQUEST, {}, attempt!.context, attempt!.report))).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message:
+        'the anthropic answer uses the tool_use id "toolu_twice" for two calls; tool_use ids must be unique',
+    });
+  });
+
+  it('passes on a tool_use block start that carries an input as it came', async () => {
+    const start = {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'tool_use', id: 'toolu_1', name: 'a', input: { preset: true } },
+    };
+    const events = await streamOf([
+      step.sse(frames(START, start, { type: 'content_block_stop', index: 0 }, DELTA('tool_use'), STOP)),
+    ]);
+    expect(events[1]).toStrictEqual(start);
   });
 });

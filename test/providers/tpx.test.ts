@@ -962,4 +962,132 @@ describe('tpx provider: more answers in detail', () => {
       ['GET', 'application/json', 'Bearer tok-static-abc'],
     ]);
   });
+  it('estimates when a counting route answers an error status, even with a count in it, or an answer too large', async () => {
+    const tpx = await provider(
+      [step.json({ count: 7 }, { status: 500 }), step.oversize(2 * 1024 * 1024, { declareLength: true })],
+      { dialect: DIALECTS.vllm },
+    );
+    const first = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    const second = (await tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report)).input_tokens;
+    const estimate = (
+      await createTpxProvider({
+        tokens: STATIC(),
+        baseUrl: 'http://127.0.0.1:9/v1',
+        model: undefined,
+        generateId: () => 'x',
+      }).countTokens!(REQUEST, {}, attempt!.context, attempt!.report)
+    ).input_tokens;
+    expect([first, second]).toStrictEqual([estimate, estimate]);
+    expect(estimate).not.toBe(7);
+    expect(server!.requests).toHaveLength(2);
+  });
+
+  it('names the message after the model the caller asked for', async () => {
+    const tpx = await provider([step.json(COMPLETION)]);
+    const message = await tpx.send(
+      { ...REQUEST, model: 'asked-model' },
+      {},
+      attempt!.context,
+      attempt!.report,
+    );
+    expect(message.model).toBe('asked-model');
+  });
+});
+
+describe('tpx provider: stream rules in detail', () => {
+  it('skips a ping event whatever its data, and data of only whitespace', async () => {
+    const tpx = await provider([
+      step.sse([
+        'event: ping\ndata: keep-alive\n\n',
+        'data:    \n\n',
+        chunk({ role: 'assistant', content: 'Hi' }),
+        chunk({}, 'stop'),
+        'data: [DONE]\n\n',
+      ]),
+    ]);
+    expect(textOf(await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)))).toBe('Hi');
+  });
+
+  it('stops reading at [DONE] even when more arrives later', async () => {
+    const tpx = await provider([
+      step.sse(
+        [
+          chunk({ role: 'assistant', content: 'Hi' }),
+          chunk({}, 'stop'),
+          'data: [DONE]\n\n',
+          'data: {broken\n\n',
+        ],
+        {
+          frameDelayMs: 30,
+        },
+      ),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('takes [DONE] as the end even without a finish_reason', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), 'data: [DONE]\n\n'])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hi');
+    expect(events.at(-1)).toStrictEqual({ type: 'message_stop' });
+  });
+
+  it('ends a stream without [DONE] with exactly the closing events', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), chunk({}, 'stop')])]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(events.map((event) => event.type)).toStrictEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+  });
+
+  it('says which stream chunk was not JSON', async () => {
+    const tpx = await provider([step.sse(['data: {broken\n\n'])]);
+    expect(
+      await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))),
+    ).toMatchObject({
+      code: 'MODEL_EPROTO',
+      provider: 'tpx',
+      message: 'the tpx stream chunk is not valid JSON: "{broken"',
+    });
+  });
+
+  it('raises an error event whose data is null or empty as an upstream error of the provider', async () => {
+    const tpx = await provider([
+      step.sse(['event: error\ndata: null\n\n']),
+      step.sse(['event: error\ndata:\n\n']),
+    ]);
+    const nullData = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    const empty = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(nullData).toMatchObject({ provider: 'tpx', message: 'upstream stream error: null' });
+    expect(empty).toMatchObject({ provider: 'tpx', message: 'upstream stream error: {}' });
+  });
+
+  it('falls back to the configured model on a model list under an error status, or one too large', async () => {
+    const tpx = await provider(
+      [
+        step.json({ data: [{ id: 'from-an-error' }] }, { status: 404 }),
+        step.oversize(2 * 1024 * 1024, { declareLength: true }),
+      ],
+      { model: 'configured' },
+    );
+    for (let round = 0; round < 2; round++) {
+      const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+        data: { id: string }[];
+      };
+      expect(listed.data.map((entry) => entry.id)).toStrictEqual(['configured']);
+    }
+  });
 });
