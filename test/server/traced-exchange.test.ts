@@ -9,6 +9,7 @@ import { TransportError } from '../../src/errors.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
 import {
   attributes,
+  histogramPoints,
   spansOf,
   startReceiver,
   type OtlpValue,
@@ -253,24 +254,10 @@ describe('the resource', () => {
 });
 
 describe('the GenAI histograms', () => {
-  type Point = { attributes: { key: string; value: OtlpValue }[]; sum: number; count: string | number };
-
+  /** The data points of histogram `name`, each as its attributes, count and sum, in a stable order. */
   function points(receiver: Receiver, name: string) {
-    return receiver.exports
-      .filter((entry) => entry.path === '/v1/metrics')
-      .flatMap((entry) => {
-        const body = JSON.parse(entry.body.toString('utf8')) as {
-          resourceMetrics: {
-            scopeMetrics: { metrics: { name: string; histogram: { dataPoints: Point[] } }[] }[];
-          }[];
-        };
-        return body.resourceMetrics.flatMap((resource) =>
-          resource.scopeMetrics.flatMap((scope) => scope.metrics),
-        );
-      })
-      .filter((metric) => metric.name === name)
-      .flatMap((metric) => metric.histogram.dataPoints)
-      .map((point) => ({ attributes: attributes(point), count: Number(point.count), sum: point.sum }))
+    return histogramPoints(receiver, name)
+      .map(({ count, sum, ...keys }) => ({ attributes: keys, count, sum }))
       .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
   }
 
