@@ -2,7 +2,7 @@
  * The `tpx` provider called directly (one attempt, no transport around it) against a scripted
  * OpenAI-compatible server on loopback.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import type { MessagesRequest, MessageStreamEvent } from '../../src/protocol/messages.js';
 import { createTokenSource, type TokenSource } from '../../src/providers/token-source.js';
@@ -905,13 +905,13 @@ describe('tpx provider: more answers in detail', () => {
   it('gives up counting and listing when the caller cancels, instead of estimating or falling back', async () => {
     const tpx = await provider([step.noHeaders(), step.noHeaders()], { dialect: DIALECTS.vllm, model: 'm' });
     const counting = tpx.countTokens!(REQUEST, {}, attempt!.context, attempt!.report);
-    await server!.settled(0, 2_000).catch(() => undefined);
+    await vi.waitFor(() => expect(server!.requests[0]?.receivedAtMs).toBeGreaterThan(0));
     attempt!.context.cancellation.abort('caller left');
     expect(await rejectionOf(counting)).toMatchObject({ code: 'MODEL_EABORTED' });
     await attempt!.close();
     attempt = testAttempt('tpx');
     const listing = tpx.listModels!({}, attempt.context, attempt.report);
-    await server!.settled(1, 2_000).catch(() => undefined);
+    await vi.waitFor(() => expect(server!.requests[1]?.receivedAtMs).toBeGreaterThan(0));
     attempt.context.cancellation.abort('caller left');
     expect(await rejectionOf(listing)).toMatchObject({ code: 'MODEL_EABORTED' });
   });
