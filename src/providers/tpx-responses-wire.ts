@@ -175,7 +175,7 @@ export async function* streamOverResponses(
         const events = translator.push(validated.value);
         // The preamble (`response.created`, `.in_progress`, `.queued`) says nothing yet: an error right after
         // it must still fail the attempt before the caller saw anything.
-        if (events.length > 0 || !PREAMBLE_EVENTS.has(validated.value.type)) append(batch, events);
+        if (!PREAMBLE_EVENTS.has(validated.value.type)) append(batch, events);
         if (translator.isFinished) break;
       }
     } catch (error) {
@@ -186,7 +186,6 @@ export async function* streamOverResponses(
     if (batch.length > 0) yield batch;
     if (translator.isFinished) return;
   }
-  const last: MessageStreamEvent[] = [];
-  append(last, translator.end());
-  if (last.length > 0) yield last;
+  // A finished stream returned above, so the upstream ended without its terminal event: `end()` fails it.
+  translator.end();
 }

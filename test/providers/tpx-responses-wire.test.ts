@@ -37,6 +37,7 @@ const request: MessagesRequest = {
 };
 
 const RESPONSE_ID = 'resp_1';
+const JSON_TYPE = { 'content-type': 'application/json' };
 const MESSAGE_ID = 'msg_1';
 
 function completedResponse(text: string) {
@@ -152,6 +153,16 @@ describe('responsesUrl', () => {
       'https://gateway.example/team/openai/v1/responses',
     );
   });
+
+  it('takes only the end of an Azure path for its route, whatever a gateway prefix holds', () => {
+    // A gateway path that itself contains `/openai/v1` and `/openai` before the resource's own `/openai`.
+    expect(responsesUrl('https://gateway.example/openai/v1/eu/openai', DIALECTS.azure)).toBe(
+      'https://gateway.example/openai/v1/eu/openai/v1/responses',
+    );
+    expect(responsesUrl('https://gateway.example/openai/eu/openai/deployments/d', DIALECTS.azure)).toBe(
+      'https://gateway.example/openai/eu/openai/v1/responses',
+    );
+  });
 });
 
 describe('sendOverResponses', () => {
@@ -210,6 +221,24 @@ describe('sendOverResponses', () => {
       attempt = undefined;
       server = undefined;
     }
+  });
+
+  it('refuses a 200 body that is not JSON, naming the tpx response and quoting it', async () => {
+    const { config, post } = await wire([step.text(200, '{"id": "resp_1", "output": [', JSON_TYPE)]);
+    const error = await rejectionOf(sendOverResponses(request, config, attempt!.context, post));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect((error as Error).message).toBe(
+      'the tpx response is not valid JSON: "{\\"id\\": \\"resp_1\\", \\"output\\": ["',
+    );
+  });
+
+  it('refuses a body whose error field is null and that has no output, as a response without output', async () => {
+    const { config, post } = await wire([step.json({ id: RESPONSE_ID, object: 'response', error: null })]);
+    const error = await rejectionOf(sendOverResponses(request, config, attempt!.context, post));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', status: 502, provider: 'tpx' });
+    expect((error as Error).message).toBe(
+      'unintelligible upstream answer: the response has no `output` list, so it holds no answer',
+    );
   });
 
   it('refuses a body that is not a Responses API response, saying why', async () => {
@@ -305,5 +334,100 @@ describe('streamOverResponses', () => {
     expect(second.error!.message).toBe(
       'the tpx endpoint answered a stream request with no content type, not text/event-stream: "plain"',
     );
+  });
+  it('quotes only the first 120 characters of a long body of a stream answered with something else', async () => {
+    const page = `<html>${'x'.repeat(300)}</html>`;
+    const { config, post } = await wire([step.text(502, page)]);
+    const { error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(error!.message).toBe(
+      `the tpx endpoint answered a stream request with text/html; charset=utf-8, not text/event-stream: ${JSON.stringify(page.slice(0, 120))}`,
+    );
+  });
+
+  it('still names the content type when the body of a stream answered with something else is cut off', async () => {
+    const { config, post } = await wire([
+      step.reset('mid-body', { headers: { 'content-type': 'text/plain' }, body: 'partial' }),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(batches).toStrictEqual([]);
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect(error!.message).toBe(
+      'the tpx endpoint answered a stream request with text/plain, not text/event-stream: ""',
+    );
+  });
+
+  it('skips data that is only whitespace', async () => {
+    const { config, post } = await wire([
+      step.sse([created + itemAdded + delta('a'), 'data:   \t \n\n', completed('a')]),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(error).toBeUndefined();
+    expect(text(batches)).toBe('a');
+  });
+
+  it('fails on event data that is not JSON, naming the tpx stream event and quoting it', async () => {
+    const { config, post } = await wire([step.sse([created + itemAdded + delta('a'), 'data: {oops\n\n'])]);
+    const { error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect(error!.message).toBe('the tpx stream event is not valid JSON: "{oops"');
+  });
+
+  it('maps an error event whose data is a bare error object without a type', async () => {
+    const { config, post } = await wire([
+      step.sse([
+        created,
+        `event: error\ndata: ${JSON.stringify({ error: { code: 'rate_limit_exceeded', message: 'slow down' } })}\n\n`,
+      ]),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(batches).toStrictEqual([]);
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP', status: 429, provider: 'tpx' });
+    expect(error!.message).toContain('slow down');
+  });
+
+  it('delivers message_start with the first event past the preamble, even one that adds no content yet', async () => {
+    const { config, post } = await wire([
+      step.sse(
+        [
+          created + itemAdded,
+          `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_error', message: 'crashed' })}\n\n`,
+        ],
+        { frameDelayMs: 50 },
+      ),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(batches.flat().map((event) => event.type)).toStrictEqual(['message_start']);
+    expect(error).toMatchObject({ provider: 'tpx' });
+    expect(error!.message).toContain('crashed');
+  });
+
+  it('delivers no empty batch for a chunk of the preamble or of blank data', async () => {
+    const { config, post } = await wire([
+      step.sse(
+        [created, inProgress, itemAdded + delta('a'), 'data: \n\n', 'data: [DONE]\n\n', completed('a')],
+        {
+          frameDelayMs: 30,
+        },
+      ),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(error).toBeUndefined();
+    expect(text(batches)).toBe('a');
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+  });
+
+  it('stops reading once the response completed, even when more arrives later', async () => {
+    const { config, post } = await wire([
+      step.sse(
+        [created + itemAdded + delta('done'), completed('done'), 'data: {not json\n\n', delta('late')],
+        {
+          frameDelayMs: 50,
+        },
+      ),
+    ]);
+    const { batches, error } = await collect(streamOverResponses(request, config, attempt!.context, post));
+    expect(error).toBeUndefined();
+    expect(text(batches)).toBe('done');
+    expect(batches.flat().at(-1)!.type).toBe('message_stop');
   });
 });
