@@ -6,7 +6,6 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { TransportError } from '../errors.js';
 import { IdleDeadline, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { responseTooLarge } from './response-too-large.js';
 
@@ -19,8 +18,9 @@ export interface SseMessage {
 /**
  * Yields the SSE messages of a response body as they arrive, in batches: every message completed by
  * one chunk of the body comes in one array (never empty), so a consumer handles a chunk's worth of
- * events in one step. Enforces the response size limit over the whole stream, the largest single
- * event, and the idle deadline between chunks. Breaking out of the loop destroys the body.
+ * events in one step. Enforces the response size limit over the whole stream (which bounds any single
+ * event too: the parser never holds more than it was fed) and the idle deadline between chunks. Breaking
+ * out of the loop destroys the body.
  */
 export async function* readSse(
   response: HttpResponse,
@@ -31,20 +31,10 @@ export async function* readSse(
   const decoder = new StringDecoder('utf8');
   let atStart = true;
   let pending: SseMessage[] = [];
-  let parseFailure: TransportError | undefined;
   const parser = createParser({
     onEvent(message: EventSourceMessage) {
       pending.push({ event: message.event, data: message.data });
     },
-    onError(error) {
-      if (error.type === 'max-buffer-size-exceeded') {
-        parseFailure = responseTooLarge(
-          context.provider,
-          `an event in the ${context.provider} stream is larger than the limit of ${context.maxResponseBytes} bytes`,
-        );
-      }
-    },
-    maxBufferSize: context.maxResponseBytes,
   });
   const { body } = response;
   const idle = new IdleDeadline(response, context);
@@ -69,7 +59,6 @@ export async function* readSse(
         if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       }
       parser.feed(text);
-      if (parseFailure !== undefined) throw parseFailure;
       if (pending.length > 0) {
         const batch = pending;
         pending = [];

@@ -13,11 +13,25 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function inspect(steps: Parameters<typeof startScriptedServer>[0], withProps = true) {
+/**
+ * Inspects a scripted upstream. `cancelAfter` names a path whose answer's headers, once received, are
+ * followed by the caller's cancel (while its body is being read).
+ */
+async function inspect(
+  steps: Parameters<typeof startScriptedServer>[0],
+  withProps = true,
+  cancelAfter?: string,
+) {
   server = await startScriptedServer(steps);
   attempt = testAttempt('tpx');
   const { context } = attempt;
-  const get = (url: string) => httpRequest(url, { method: 'GET', headers: {} }, context);
+  const get = async (url: string) => {
+    const response = await httpRequest(url, { method: 'GET', headers: {} }, context);
+    if (cancelAfter !== undefined && url.endsWith(cancelAfter)) {
+      setTimeout(() => context.cancellation.abort('caller left'), 20);
+    }
+    return response;
+  };
   return inspectOpenAiUpstream(get, context, {
     modelsUrl: `${server.url}/v1/models`,
     propsUrl: withProps ? `${server.url}/props` : undefined,
@@ -98,6 +112,47 @@ describe('inspectOpenAiUpstream', () => {
   it('fails when the model list cannot be fetched at all', async () => {
     const error = await rejectionOf(inspect([step.reset('before-headers')]));
     expect(error).toMatchObject({ code: 'MODEL_ETRANSPORT' });
+  });
+  it('quotes only the first 80 characters of JSON that is not a model list', async () => {
+    const body = { error: 'e'.repeat(200) };
+    const report = await inspect([step.json(body)]);
+    expect(report.problem).toBe(
+      `answered JSON that is not a model list (no "data" array): ${JSON.stringify(JSON.stringify(body).slice(0, 80))}`,
+    );
+  });
+
+  it('takes an error status for a problem even when its body is a model list', async () => {
+    const report = await inspect([
+      step.json({ data: [{ id: 'a' }] }, { status: 404 }),
+      step.json({ n_ctx: 1 }),
+    ]);
+    expect(report).toMatchObject({ modelsStatus: 404, problem: 'answered 404' });
+    expect(report.models).toBeUndefined();
+    expect(server!.requests).toHaveLength(1);
+  });
+
+  it('reads the model list of any 2xx status, 299 included', async () => {
+    const report = await inspect([step.json({ data: [{ id: 'a' }] }, { status: 299 })], false);
+    expect(report.problem).toBeUndefined();
+    expect(report.models).toStrictEqual([{ id: 'a' }]);
+  });
+
+  it('reports a model list cut off mid-body as a body that is not JSON', async () => {
+    const report = await inspect([step.reset('mid-body', { body: '{"data": [{"id": "a"' })], false);
+    expect(report.models).toBeUndefined();
+    expect(report.problem).toBe('answered application/json that is not JSON: ""');
+  });
+
+  it('fails when the caller cancels while the model list is being read', async () => {
+    const error = await rejectionOf(inspect([step.hangAfterHeaders()], false, '/v1/models'));
+    expect(error).toMatchObject({ code: 'MODEL_EABORTED' });
+  });
+
+  it('fails when the caller cancels while /props is being read', async () => {
+    const error = await rejectionOf(
+      inspect([step.json({ data: [{ id: 'a' }] }), step.hangAfterHeaders()], true, '/props'),
+    );
+    expect(error).toMatchObject({ code: 'MODEL_EABORTED' });
   });
 });
 
