@@ -67,7 +67,7 @@ const unwatch: Array<() => void> = [];
 
 /**
  * Records the cluster's events and calls `on.fork`/`on.exit` at each. Called before `superviseWorkers`,
- * so these listeners run before its own for the same event.
+ * these listeners run before its own for the same event; called after, after them.
  */
 function watchCluster(
   on: { fork?: (events: ClusterEvents) => void; exit?: (events: ClusterEvents) => void } = {},
@@ -242,7 +242,6 @@ describe('superviseWorkers', () => {
 
   it('tells every worker to drain, each exiting 0 before the stop time runs out, with no onListening callback', async () => {
     useWorkerScript('serve');
-    const events = watchCluster();
     const reports: string[] = [];
     const before = listenersNow();
     const supervised = superviseWorkers({
@@ -250,6 +249,9 @@ describe('superviseWorkers', () => {
       stopTimeoutMs: 15_000,
       report: (line) => reports.push(line),
     });
+    // Watched from after the supervisor's listeners: had its own thrown at the second worker's
+    // `listening` (the one that is announced), this one would not see it.
+    const events = watchCluster();
     await until(() => events.listened.length === 2);
     deliver('SIGTERM', before.sigterm);
     await expect(supervised).resolves.toBe(0);
