@@ -9,11 +9,11 @@
  * - aggregates the workers' metrics (prom-client's `AggregatorRegistry`): a worker asked for `/metrics`
  *   fetches the sum over all workers from the primary, and `--metrics-port` is served by the primary;
  * - on SIGTERM or SIGINT tells every worker to drain (`/readyz` answers 503, in-flight exchanges finish),
- *   waits for all of them to exit, then exits.
+ *   waits for all of them to exit, then exits. A worker still starting then is told once it listens.
  *
  * @module
  */
-import cluster, { type Worker } from 'node:cluster';
+import cluster, { type Address, type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { TransportError } from '../errors.js';
@@ -26,7 +26,7 @@ const METRICS_RESPONSE = 'tpx:metrics-response';
 /** How long a worker waits for the primary's aggregated metrics. */
 const METRICS_TIMEOUT_MS = 5_000;
 /** A worker that dies sooner than this after starting is not restarted more than once a second. */
-const RESTART_BACKOFF_MS = 1_000;
+const DEFAULT_RESTART_BACKOFF_MS = 1_000;
 
 /**
  * The number of workers for a `--workers` value: a whole number ≥ 1, or `auto` for one per core.
@@ -57,6 +57,12 @@ export interface SuperviseOptions {
   report: (line: string) => void;
   /** Called once, when every worker first listens, with the port they share. */
   onListening?: (port: number) => void;
+  /**
+   * A worker that dies sooner than this after it started is replaced this long after its death (so a
+   * worker that keeps crashing is not restarted in a tight loop); one that lived longer is replaced at
+   * once. In ms. @default 1000
+   */
+  restartBackoffMs?: number | undefined;
 }
 
 function isMessage(value: unknown, type: string): value is Record<string, unknown> {
@@ -78,23 +84,32 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
     requestStop = resolve;
   });
   const startedAt = new WeakMap<Worker, number>();
+  const restartBackoffMs = options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
 
   const fork = (): void => {
     const worker = cluster.fork();
     startedAt.set(worker, Date.now());
   };
 
+  /** Asks a worker to drain, unless its channel is closed already (it is exiting: sending would fail). */
+  const drain = (worker: Worker): void => {
+    if (worker.isConnected()) worker.send({ type: DRAIN_MESSAGE });
+  };
+
   let isAnnounced = false;
   let listeningCount = 0;
-  cluster.on('listening', (worker, address) => {
+  const onWorkerListening = (worker: Worker, address: Address): void => {
     listening.add(worker);
     listeningCount += 1;
+    // A worker that was still starting when the drain began was not listening for the drain message yet
+    // (a worker waits for it once it listens), so it is told again: else it would serve until killed.
+    if (stopping) drain(worker);
     if (!isAnnounced && listeningCount >= options.count) {
       isAnnounced = true;
       options.onListening?.(address.port);
     }
-  });
-  cluster.on('message', (worker, message: unknown) => {
+  };
+  const onWorkerMessage = (worker: Worker, message: unknown): void => {
     if (!isMessage(message, METRICS_REQUEST)) return;
     aggregator.clusterMetrics().then(
       (body) => worker.send({ type: METRICS_RESPONSE, id: message['id'], body }),
@@ -105,10 +120,11 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
           error: error instanceof Error ? error.message : String(error),
         }),
     );
-  });
+  };
 
+  let onWorkerExit: (worker: Worker, code: number | null, signal: string | null) => void = () => {};
   const allExited = new Promise<void>((resolve) => {
-    cluster.on('exit', (worker, code, signal) => {
+    onWorkerExit = (worker, code, signal) => {
       const alive = Object.keys(cluster.workers ?? {}).length;
       if (!stopping) {
         if (!listening.has(worker)) {
@@ -126,19 +142,22 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
             () => {
               if (!stopping) fork();
             },
-            lived < RESTART_BACKOFF_MS ? RESTART_BACKOFF_MS : 0,
+            lived < restartBackoffMs ? restartBackoffMs : 0,
           ).unref();
         }
       }
       if (stopping && alive === 0) resolve();
-    });
+    };
   });
+  cluster.on('listening', onWorkerListening);
+  cluster.on('message', onWorkerMessage);
+  cluster.on('exit', onWorkerExit);
 
   async function stop(): Promise<void> {
     if (stopping) return;
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) {
-      if (worker?.isConnected() === true) worker.send({ type: DRAIN_MESSAGE });
+      if (worker !== undefined) drain(worker);
     }
     const killTimer = setTimeout(() => {
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
@@ -168,6 +187,10 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   process.off('SIGTERM', onSignal);
   await stop();
   await metricsServer?.close();
+  // Nothing of this run may act on the workers of a later one in the same process.
+  cluster.off('listening', onWorkerListening);
+  cluster.off('message', onWorkerMessage);
+  cluster.off('exit', onWorkerExit);
   return failedStart ?? 0;
 }
 

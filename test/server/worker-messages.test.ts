@@ -7,7 +7,7 @@
  * code under test added, and what the worker sends is what `process.send` is called with.
  */
 import cluster from 'node:cluster';
-import { Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DRAIN_MESSAGE, drainRequested, isWorkerProcess } from '../../src/server/worker-process.js';
 import { workerMetricsSource } from '../../src/server/workers.js';
@@ -88,6 +88,21 @@ describe('workerMetricsSource', () => {
       sent.push(message);
       return true;
     };
+  });
+
+  // prom-client starts answering the primary's requests at the first AggregatorRegistry of the process,
+  // and only if the process is a worker then: this must stay the first test to make a metrics source.
+  it('makes the given registry the one whose metrics this worker gives the primary to sum', async () => {
+    beWorker(true);
+    const registry = new Registry();
+    new Counter({ name: 'worker_requests_total', help: 'Requests.', registers: [registry] }).inc(2);
+    workerMetricsSource(registry);
+    fromPrimary({ type: 'prom-client:getMetricsReq', requestId: 7 });
+    await vi.waitFor(() => expect(sent).toHaveLength(1), { timeout: 10_000 });
+    expect(sent).toStrictEqual([
+      { type: 'prom-client:getMetricsRes', requestId: 7, metrics: [await registry.getMetricsAsJSON()] },
+    ]);
+    expect(sent).toMatchObject([{ metrics: [[{ name: 'worker_requests_total', values: [{ value: 2 }] }]] }]);
   });
 
   it('asks the primary with a new id each time and answers with the body sent back for that id', async () => {
