@@ -405,9 +405,10 @@ export function createTpxProvider(config: TpxConfig): Provider {
         if (batch.length > 0) yield reportEdits(batch, edits);
         if (finished) return;
       }
+      // `finish` ends every stream it accepts with message_delta and message_stop, so this batch is never empty.
       const last: MessageStreamEvent[] = [];
       append(last, translator.finish(false));
-      if (last.length > 0) yield reportEdits(last, edits);
+      yield reportEdits(last, edits);
     },
 
     async countTokens(request, _options: ExchangeOptions, context, report): Promise<TokenCount> {

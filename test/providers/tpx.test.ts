@@ -380,6 +380,16 @@ describe('tpx provider: models and inspect', () => {
     }
   });
 
+  it('falls back to the configured model when /models answers an error status, even with a list in it', async () => {
+    const tpx = await provider([step.json({ object: 'list', data: [{ id: 'listed' }] }, { status: 404 })], {
+      model: 'configured',
+    });
+    const listed = (await tpx.listModels!({}, attempt!.context, attempt!.report)) as {
+      data: { id: string }[];
+    };
+    expect(listed.data.map((entry) => entry.id)).toStrictEqual(['configured']);
+  });
+
   it('fails the model list on a refused token or a network failure', async () => {
     const tpx = await provider([step.json({}, { status: 401 }), step.reset('before-headers')]);
     expect(await rejectionOf(tpx.listModels!({}, attempt!.context, attempt!.report))).toMatchObject({
@@ -926,6 +936,45 @@ describe('tpx provider: more answers in detail', () => {
     const start = events[0] as Extract<MessageStreamEvent, { type: 'message_start' }>;
     expect(start.message.model).toBe('asked-model');
     expect(start.message.id).toMatch(/^msg_/);
+  });
+
+  it('streams text spread over chunks that arrive one by one in full, up to [DONE]', async () => {
+    const tpx = await provider([
+      step.sse(
+        [
+          chunk({ role: 'assistant', content: 'Hel' }),
+          chunk({ content: 'lo, ' }),
+          chunk({ content: 'world' }),
+          chunk({}, 'stop'),
+          'data: [DONE]\n\n',
+        ],
+        { frameDelayMs: 30 },
+      ),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    expect(textOf(events)).toBe('Hello, world');
+    expect(events.at(-1)!.type).toBe('message_stop');
+  });
+
+  it('delivers no empty batch when the stream ends without [DONE] after its finish reason and usage', async () => {
+    const tpx = await provider([
+      step.sse(
+        [
+          chunk({ role: 'assistant', content: 'Hi' }),
+          chunk({}, 'stop'),
+          chunk({}, null, {
+            choices: [],
+            usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+          }),
+        ],
+        { frameDelayMs: 30 },
+      ),
+    ]);
+    const batches: MessageStreamEvent[][] = [];
+    for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)) batches.push(batch);
+    expect(textOf(batches.flat())).toBe('Hi');
+    expect(batches.flat().at(-1)!.type).toBe('message_stop');
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
   });
 
   it('delivers no empty batch for a chunk of pings', async () => {
