@@ -738,6 +738,54 @@ describe('tpx provider: answers in detail', () => {
     expect(delivered).toStrictEqual([]);
   });
 
+  it('delivers nothing when an error follows only data pings, so the attempt can still be retried', async () => {
+    const tpx = await provider([
+      step.sse(['data: {"type":"ping"}\n\n', 'event: error\ndata: {"error":{"message":"after pings"}}\n\n'], {
+        frameDelayMs: 30,
+      }),
+    ]);
+    const delivered: MessageStreamEvent[][] = [];
+    const error = await rejectionOf(
+      (async () => {
+        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
+          delivered.push(batch);
+      })(),
+    );
+    expect((error as Error).message).toContain('after pings');
+    expect(delivered).toStrictEqual([]);
+  });
+
+  it('reads the usage of a last chunk that has no choices field at all', async () => {
+    const usageOnly = `data: ${JSON.stringify({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'served-model',
+      usage: { prompt_tokens: 3, completion_tokens: 7, total_tokens: 10 },
+    })}\n\n`;
+    const tpx = await provider([
+      step.sse([
+        chunk({ role: 'assistant', content: 'Hi' }),
+        chunk({}, 'stop'),
+        usageOnly,
+        'data: [DONE]\n\n',
+      ]),
+    ]);
+    const events = await collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report));
+    const delta = events.find((event) => event.type === 'message_delta') as Extract<
+      MessageStreamEvent,
+      { type: 'message_delta' }
+    >;
+    expect(delta.usage.output_tokens).toBe(7);
+  });
+
+  it('refuses a chunk that is JSON null as an invalid chunk', async () => {
+    const tpx = await provider([step.sse([chunk({ role: 'assistant', content: 'Hi' }), 'data: null\n\n'])]);
+    const error = await rejectionOf(collect(tpx.stream(REQUEST, {}, attempt!.context, attempt!.report)));
+    expect(error).toMatchObject({ code: 'MODEL_EPROTO', provider: 'tpx' });
+    expect((error as Error).message).toMatch(/^the tpx stream sent an invalid chunk: /);
+  });
+
   it('refuses a stream that ends with no chunk at all, having delivered nothing', async () => {
     const tpx = await provider([step.sse([])]);
     const delivered: MessageStreamEvent[][] = [];
