@@ -69,6 +69,19 @@ async function collect(stream: AsyncGenerator<MessageStreamEvent[]>): Promise<Me
   return events;
 }
 
+/** The batches a stream delivered before it failed, and its failure (fails the test if it ends normally). */
+async function batchesUntilFailure(
+  stream: AsyncGenerator<MessageStreamEvent[]>,
+): Promise<{ delivered: MessageStreamEvent[][]; error: unknown }> {
+  const delivered: MessageStreamEvent[][] = [];
+  const error = await rejectionOf(
+    (async () => {
+      for await (const batch of stream) delivered.push(batch);
+    })(),
+  );
+  return { delivered, error };
+}
+
 function textOf(events: MessageStreamEvent[]): string {
   return events
     .map((event) =>
@@ -281,13 +294,10 @@ describe('tpx provider: stream', () => {
         chunk({ role: 'assistant', content: 'Hi' }) + 'event: error\ndata: {"error":{"message":"boom"}}\n\n',
       ]),
     ]);
-    const delivered: MessageStreamEvent[] = [];
-    const error = await rejectionOf(
-      (async () => {
-        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
-          delivered.push(...batch);
-      })(),
+    const { delivered: batches, error } = await batchesUntilFailure(
+      tpx.stream(REQUEST, {}, attempt!.context, attempt!.report),
     );
+    const delivered = batches.flat();
     expect((error as Error).message).toContain('boom');
     expect(delivered[0]!.type).toBe('message_start');
     expect(textOf(delivered)).toBe('Hi');
@@ -727,12 +737,8 @@ describe('tpx provider: answers in detail', () => {
 
   it('delivers nothing when the first chunk is an error', async () => {
     const tpx = await provider([step.sse(['event: error\ndata: {"error":{"message":"at once"}}\n\n'])]);
-    const delivered: MessageStreamEvent[][] = [];
-    const error = await rejectionOf(
-      (async () => {
-        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
-          delivered.push(batch);
-      })(),
+    const { delivered, error } = await batchesUntilFailure(
+      tpx.stream(REQUEST, {}, attempt!.context, attempt!.report),
     );
     expect((error as Error).message).toContain('at once');
     expect(delivered).toStrictEqual([]);
@@ -744,12 +750,8 @@ describe('tpx provider: answers in detail', () => {
         frameDelayMs: 30,
       }),
     ]);
-    const delivered: MessageStreamEvent[][] = [];
-    const error = await rejectionOf(
-      (async () => {
-        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
-          delivered.push(batch);
-      })(),
+    const { delivered, error } = await batchesUntilFailure(
+      tpx.stream(REQUEST, {}, attempt!.context, attempt!.report),
     );
     expect((error as Error).message).toContain('after pings');
     expect(delivered).toStrictEqual([]);
@@ -788,12 +790,8 @@ describe('tpx provider: answers in detail', () => {
 
   it('refuses a stream that ends with no chunk at all, having delivered nothing', async () => {
     const tpx = await provider([step.sse([])]);
-    const delivered: MessageStreamEvent[][] = [];
-    const error = await rejectionOf(
-      (async () => {
-        for await (const batch of tpx.stream(REQUEST, {}, attempt!.context, attempt!.report))
-          delivered.push(batch);
-      })(),
+    const { delivered, error } = await batchesUntilFailure(
+      tpx.stream(REQUEST, {}, attempt!.context, attempt!.report),
     );
     expect(error).toMatchObject({ code: 'MODEL_EPROTO' });
     expect((error as Error).message).toContain('stream ended before the model finished');
