@@ -414,7 +414,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       rows: fixedRows.map((row) => [
         row.load,
         row.variant,
-        row.askedRate!.toFixed(0),
+        String(row.askedRate!),
         `${row.achievedRate!.toFixed(1)} (${formatSignedPercent(row.achievedRate! / row.askedRate! - 1)})`,
         `${percent(row.missedShare!)} (worst round ${percent(row.worstRoundMissedShare!)})`,
         formatDuration(row.p50Ms),
