@@ -1,7 +1,9 @@
 /**
- * OpenTelemetry for the proxy, through `@opentelemetry/api`: one span per exchange following the GenAI
- * semantic conventions, a child span per upstream attempt, and the GenAI client metrics
- * (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`).
+ * OpenTelemetry for the proxy: one span per exchange following the GenAI semantic conventions, a child
+ * span per upstream attempt, and the GenAI client metrics (`gen_ai.client.token.usage`,
+ * `gen_ai.client.operation.duration`). The spans are tpx's own records (`recorded-span.ts`), encoded to
+ * OTLP as they end and sent in batches with OpenTelemetry's OTLP HTTP transport
+ * (`otlp-span-exporter.ts`); the histograms go through the OpenTelemetry metrics SDK.
  *
  * Off unless the standard `OTEL_*` variables configure an OTLP exporter (over HTTP):
  *
@@ -16,7 +18,7 @@
  * The protocol is `OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL`: `http/protobuf` (the default) or
  * `http/json`; `grpc` is refused at start-up. The endpoint defaults to `http://localhost:4318`. Headers,
  * timeout and compression come from the usual `OTEL_EXPORTER_OTLP_*` variables of the process, read by
- * the exporters themselves; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
+ * OpenTelemetry's OTLP HTTP transport as for its own exporters; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
  * (default `tpx-serve`); the span batches from `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_EXPORT_TIMEOUT`,
  * `OTEL_BSP_MAX_QUEUE_SIZE` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (the specification's defaults: 5000 ms,
  * 30000 ms, 2048 and 512 spans), and the metric export interval from `OTEL_METRIC_EXPORT_INTERVAL`
@@ -24,7 +26,7 @@
  *
  * An incoming W3C `traceparent` (and `tracestate`) is continued: the exchange span is its child. Each
  * upstream attempt sends its own span's `traceparent` upstream, so a traced model server joins the trace.
- * The SDK is loaded only when tracing is on: with it off, none of this code runs.
+ * The OpenTelemetry packages are loaded only when tracing is on: with it off, none of this code runs.
  *
  * @module
  */
