@@ -4,8 +4,13 @@
  * round to round, so that a noisy stretch of the machine hurts each variant alike. Each run records the
  * load generator's result and the CPU time the variant's processes used per request it answered.
  *
+ * A load is a closed loop of `connections` (`load.ts`), or, with `ratePerSecond`, requests started at
+ * that fixed rate with at most `connections` in flight (`fixed-rate-load.ts`), the same for every
+ * variant.
+ *
  * @module
  */
+import { runFixedRateLoad, type RateSchedule } from './fixed-rate-load.js';
 import { runLoad, type LoadResult, type LoadTarget } from './load.js';
 import { median } from './stats.js';
 
@@ -20,8 +25,11 @@ export interface Variant {
 
 export interface VariantLoad {
   name: string;
+  /** Closed loop: the connections, each sending again when its answer ends. Fixed rate: the most in flight. */
   connections: number;
   stream: boolean;
+  /** When set, an open loop: requests started at this many a second, whatever the variant's speed. */
+  ratePerSecond?: number;
 }
 
 export interface VariantRunOptions {
@@ -34,6 +42,8 @@ export interface VariantRunOptions {
 export interface VariantMeasurement extends LoadResult {
   /** CPU time of the variant's processes over the run (warm-up included), per request answered, in µs. */
   cpuUsPerRequest: number;
+  /** At a fixed rate: how the schedule went (asked and achieved rate, missed requests). */
+  schedule?: RateSchedule;
 }
 
 /** Measurements by load, then variant, one per round. */
@@ -53,11 +63,16 @@ export async function runVariants(
       const order = variants.map((_, index) => variants[(index + round) % variants.length]!);
       for (const variant of order) {
         const cpuBefore = variant.cpuMs();
-        const result = await runLoad(variant.target(load.stream, load), {
-          connections: load.connections,
-          warmupMs: options.warmupMs,
-          durationMs: options.durationMs,
-        });
+        const target = variant.target(load.stream, load);
+        const timing = { warmupMs: options.warmupMs, durationMs: options.durationMs };
+        const result: LoadResult & { schedule?: RateSchedule } =
+          load.ratePerSecond === undefined
+            ? await runLoad(target, { connections: load.connections, ...timing })
+            : await runFixedRateLoad(target, {
+                ratePerSecond: load.ratePerSecond,
+                maxInFlight: load.connections,
+                ...timing,
+              });
         const cpuUsPerRequest = ((variant.cpuMs() - cpuBefore) * 1000) / result.completedTotal;
         if (result.requests === 0 || result.errors > 0) {
           throw new Error(

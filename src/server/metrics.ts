@@ -18,12 +18,16 @@
  * per label, each at most {@link MAX_LABEL_LENGTH} characters; the rest count as `other`, so a client
  * cannot grow the scrape without bound. Routes outside the proxy's own are counted as `other` too.
  *
+ * The per-exchange counters and histograms keep their series themselves (`series-metrics.ts`): an
+ * exchange finds its series by label values and allocates nothing for its metrics but one object.
+ *
  * @module
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ProviderName } from '../errors.js';
-import type { ExchangeObserver, TransportObserver } from '../providers/observer.js';
-import type { ExchangeTelemetry, Telemetry } from './telemetry.js';
+import type { AttemptEnd, AttemptStart, ExchangeObserver, TransportObserver } from '../providers/observer.js';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
+import type { ExchangeOutcome, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Distinct values one client-controlled label may take before new ones count as `other`. */
 export const MAX_LABEL_VALUES = 100;
@@ -79,131 +83,167 @@ function boundedLabel(): (value: string | undefined) => string {
   };
 }
 
+/** The per-exchange metrics of one proxy process, shared by its exchanges. */
+interface ExchangeMetrics {
+  readonly requests: SeriesCounter;
+  readonly duration: SeriesHistogram;
+  readonly firstByte: SeriesHistogram;
+  readonly tokens: SeriesCounter;
+  readonly attempts: SeriesCounter;
+  readonly retries: SeriesCounter;
+  readonly errors: SeriesCounter;
+  readonly modelLabel: (value: string | undefined) => string;
+  readonly upstreamModelLabel: (value: string | undefined) => string;
+  /** Streamed answers in progress (the gauge reads it at a scrape). */
+  openStreams: number;
+}
+
+/**
+ * One exchange's metrics: an object that is its own observer, so an exchange allocates nothing else;
+ * its series are found by label values (see `series-metrics.ts`).
+ */
+class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
+  readonly observer: ExchangeObserver = this;
+  readonly #metrics: ExchangeMetrics;
+  readonly #route: string;
+  #upstreamModel: string | undefined;
+  #isStreamOpen = false;
+
+  constructor(metrics: ExchangeMetrics, route: string) {
+    this.#metrics = metrics;
+    this.#route = route;
+  }
+
+  onAttemptStart(attempt: AttemptStart): void {
+    if (attempt.number > 1) this.#metrics.retries.series(attempt.provider).add(1);
+  }
+
+  onAttemptEnd(attempt: AttemptEnd): void {
+    this.#metrics.attempts.series(attempt.provider, attempt.status ?? 'error').add(1);
+    if (attempt.upstreamModel !== undefined) this.#upstreamModel = attempt.upstreamModel;
+  }
+
+  streamOpened(): void {
+    this.#isStreamOpen = true;
+    this.#metrics.openStreams += 1;
+  }
+
+  end({ record, timeToFirstByteMs }: ExchangeOutcome): void {
+    const metrics = this.#metrics;
+    if (this.#isStreamOpen) metrics.openStreams -= 1;
+    const route = this.#route;
+    const provider = record.provider;
+    const model = metrics.modelLabel(record.model);
+    metrics.requests
+      .series(route, record.status, provider, model, metrics.upstreamModelLabel(this.#upstreamModel))
+      .add(1);
+    const stream = record.stream === true ? 'true' : 'false';
+    metrics.duration.series(route, provider, stream).observe(record.durationMs / 1000);
+    if (timeToFirstByteMs !== undefined) {
+      metrics.firstByte.series(route, provider, stream).observe(timeToFirstByteMs / 1000);
+    }
+    if (record.error !== undefined) metrics.errors.series(provider, record.error).add(1);
+    const usage = record.usage;
+    if (usage !== undefined) {
+      const tokens = metrics.tokens;
+      // Upstream numbers are untrusted: a counter only ever grows, by a finite amount.
+      if (isTokenCount(usage.input_tokens)) tokens.series(provider, model, 'input').add(usage.input_tokens);
+      if (isTokenCount(usage.output_tokens))
+        tokens.series(provider, model, 'output').add(usage.output_tokens);
+      if (isTokenCount(usage.cache_creation_input_tokens)) {
+        tokens.series(provider, model, 'cache_creation').add(usage.cache_creation_input_tokens);
+      }
+      if (isTokenCount(usage.cache_read_input_tokens)) {
+        tokens.series(provider, model, 'cache_read').add(usage.cache_read_input_tokens);
+      }
+    }
+  }
+}
+
+/** Whether an upstream's token count may be added to a counter: positive and finite. */
+function isTokenCount(count: number | undefined | null): count is number {
+  return count !== undefined && count !== null && count > 0 && Number.isFinite(count);
+}
+
 /** Creates the metrics in a registry of their own. */
 export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
   const registry = new Registry();
-  const registers = [registry];
   if (options.collectProcessMetrics !== false) {
     collectDefaultMetrics({
       register: registry,
       eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_INTERVAL_MS,
     });
   }
-  const requests = new Counter({
-    name: 'tpx_requests_total',
-    help: 'Requests answered, by route, HTTP status, provider, requested model and upstream model.',
-    labelNames: ['route', 'status', 'provider', 'model', 'upstream_model'] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'tpx_exchange_duration_seconds',
-    help: 'From request to the end of the answer (for a stream: its last frame), in seconds.',
-    labelNames: ['route', 'provider', 'stream'] as const,
-    buckets: DURATION_BUCKETS_SECONDS,
-    registers,
-  });
-  const firstByte = new Histogram({
-    name: 'tpx_time_to_first_byte_seconds',
-    help: 'From request to the moment the answer starts going out (for a stream: its first event), in seconds.',
-    labelNames: ['route', 'provider', 'stream'] as const,
-    buckets: FIRST_BYTE_BUCKETS_SECONDS,
-    registers,
-  });
-  const tokens = new Counter({
-    name: 'tpx_tokens_total',
-    help: 'Tokens reported by the upstream, by type: input, output, cache_creation, cache_read.',
-    labelNames: ['provider', 'model', 'type'] as const,
-    registers,
-  });
-  const attempts = new Counter({
-    name: 'tpx_upstream_attempts_total',
-    help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
-    labelNames: ['provider', 'status'] as const,
-    registers,
-  });
-  const retries = new Counter({
-    name: 'tpx_upstream_retries_total',
-    help: 'Upstream attempts that were retries of an earlier one.',
-    labelNames: ['provider'] as const,
-    registers,
-  });
-  const errors = new Counter({
-    name: 'tpx_errors_total',
-    help: 'Exchanges that ended in an error, by MODEL_* code (also after a stream had started).',
-    labelNames: ['provider', 'code'] as const,
-    registers,
-  });
-  const openStreams = new Gauge({
+  const provider = options.provider;
+  // The registry lists the metrics in the order they are made here.
+  const metrics: ExchangeMetrics = {
+    requests: new SeriesCounter({
+      name: 'tpx_requests_total',
+      help: 'Requests answered, by route, HTTP status, provider, requested model and upstream model.',
+      labelNames: ['route', 'status', 'provider', 'model', 'upstream_model'],
+      registry,
+    }),
+    duration: new SeriesHistogram({
+      name: 'tpx_exchange_duration_seconds',
+      help: 'From request to the end of the answer (for a stream: its last frame), in seconds.',
+      labelNames: ['route', 'provider', 'stream'],
+      buckets: DURATION_BUCKETS_SECONDS,
+      registry,
+    }),
+    firstByte: new SeriesHistogram({
+      name: 'tpx_time_to_first_byte_seconds',
+      help: 'From request to the moment the answer starts going out (for a stream: its first event), in seconds.',
+      labelNames: ['route', 'provider', 'stream'],
+      buckets: FIRST_BYTE_BUCKETS_SECONDS,
+      registry,
+    }),
+    tokens: new SeriesCounter({
+      name: 'tpx_tokens_total',
+      help: 'Tokens reported by the upstream, by type: input, output, cache_creation, cache_read.',
+      labelNames: ['provider', 'model', 'type'],
+      registry,
+    }),
+    attempts: new SeriesCounter({
+      name: 'tpx_upstream_attempts_total',
+      help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
+      labelNames: ['provider', 'status'],
+      registry,
+    }),
+    retries: new SeriesCounter({
+      name: 'tpx_upstream_retries_total',
+      help: 'Upstream attempts that were retries of an earlier one.',
+      labelNames: ['provider'],
+      registry,
+    }),
+    errors: new SeriesCounter({
+      name: 'tpx_errors_total',
+      help: 'Exchanges that ended in an error, by MODEL_* code (also after a stream had started).',
+      labelNames: ['provider', 'code'],
+      registry,
+    }),
+    modelLabel: boundedLabel(),
+    upstreamModelLabel: boundedLabel(),
+    openStreams: 0,
+  };
+  new Gauge({
     name: 'tpx_open_streams',
     help: 'Streamed answers in progress.',
     labelNames: ['provider'] as const,
-    registers,
+    registers: [registry],
+    // Read at a scrape, so a scrape shows it (at 0) before the first stream too.
+    collect() {
+      this.set({ provider }, metrics.openStreams);
+    },
   });
   const tokenRefreshes = new Counter({
     name: 'tpx_token_refreshes_total',
     help: 'Token refreshes after the upstream refused a token, by token source and outcome.',
     labelNames: ['source', 'outcome'] as const,
-    registers,
+    registers: [registry],
   });
-  const modelLabel = boundedLabel();
-  const upstreamModelLabel = boundedLabel();
-  const provider = options.provider;
-  // Pre-set the gauge so a scrape shows it at 0 before the first stream.
-  openStreams.set({ provider }, 0);
 
   function startExchange(start: { path: string }): ExchangeTelemetry {
-    const route = ROUTES.has(start.path) ? start.path : 'other';
-    let upstreamModel: string | undefined;
-    let isStreamOpen = false;
-    const observer: ExchangeObserver = {
-      onAttemptStart(attempt) {
-        if (attempt.number > 1) retries.inc({ provider: attempt.provider });
-      },
-      onAttemptEnd(attempt) {
-        attempts.inc({
-          provider: attempt.provider,
-          status: attempt.status === undefined ? 'error' : String(attempt.status),
-        });
-        if (attempt.upstreamModel !== undefined) upstreamModel = attempt.upstreamModel;
-      },
-    };
-    return {
-      observer,
-      streamOpened() {
-        isStreamOpen = true;
-        openStreams.inc({ provider });
-      },
-      end({ record, timeToFirstByteMs }) {
-        if (isStreamOpen) openStreams.dec({ provider });
-        const model = modelLabel(record.model);
-        requests.inc({
-          route,
-          status: String(record.status),
-          provider: record.provider,
-          model,
-          upstream_model: upstreamModelLabel(upstreamModel),
-        });
-        const stream = record.stream === true ? 'true' : 'false';
-        duration.observe({ route, provider: record.provider, stream }, record.durationMs / 1000);
-        if (timeToFirstByteMs !== undefined) {
-          firstByte.observe({ route, provider: record.provider, stream }, timeToFirstByteMs / 1000);
-        }
-        if (record.error !== undefined) errors.inc({ provider: record.provider, code: record.error });
-        const usage = record.usage;
-        if (usage !== undefined) {
-          const labels = { provider: record.provider, model };
-          // Upstream numbers are untrusted: a counter only ever grows, by a finite amount.
-          const add = (type: string, count: number | undefined) => {
-            if (count !== undefined && count > 0 && Number.isFinite(count))
-              tokens.inc({ ...labels, type }, count);
-          };
-          add('input', usage.input_tokens);
-          add('output', usage.output_tokens);
-          add('cache_creation', usage.cache_creation_input_tokens);
-          add('cache_read', usage.cache_read_input_tokens);
-        }
-      },
-    };
+    return new MeteredExchange(metrics, ROUTES.has(start.path) ? start.path : 'other');
   }
 
   return {
