@@ -6,11 +6,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { decodeTraceRequest } from './otlp-protobuf.js';
 
 export interface Export {
   path: string;
   contentType: string;
+  /** The request headers as they arrived. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The body, uncompressed when it came gzipped. */
   body: Buffer;
 }
 
@@ -26,10 +30,12 @@ export async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      const body = Buffer.concat(chunks);
       exports.push({
         path: request.url ?? '',
         contentType: request.headers['content-type'] ?? '',
-        body: Buffer.concat(chunks),
+        headers: request.headers,
+        body: request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body,
       });
       // An empty export response: success, nothing rejected.
       const json = (request.headers['content-type'] ?? '').includes('json');
