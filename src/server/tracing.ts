@@ -36,12 +36,12 @@ import {
   trace,
   TraceFlags,
   type Attributes,
-  type Histogram,
   type TextMapGetter,
   type TextMapPropagator,
 } from '@opentelemetry/api';
 import { TransportError } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver } from '../providers/observer.js';
+import { GenAiHistograms } from './genai-histograms.js';
 import {
   newSpanId,
   newTraceId,
@@ -84,14 +84,6 @@ export interface SpanBatchSettings {
   /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: the most spans in one export (never more than the queue). */
   maxExportBatchSize: number;
 }
-
-/** Bucket boundaries the GenAI semantic conventions advise for each histogram. */
-const TOKEN_BUCKETS = [
-  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
-];
-const DURATION_BUCKETS_SECONDS = [
-  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
-];
 
 /** The routes that are model exchanges, and their `gen_ai.operation.name`. */
 const OPERATIONS: ReadonlyMap<string, string> = new Map([
@@ -293,92 +285,13 @@ export function genAiProviderName(provider: string, dialect: string | undefined)
   }
 }
 
-/** The attributes of the three GenAI metric measurements of one series. */
-interface MeasurementAttributes {
-  readonly duration: Attributes;
-  readonly inputTokens: Attributes;
-  readonly outputTokens: Attributes;
-}
-
-/**
- * The GenAI metric attributes of each series (operation, request and response model, error type), made
- * once per series and reused: a record then allocates nothing of its own. The SDK keeps the first
- * object it sees for a series as that series' key and never changes it, so a frozen shared object is
- * safe. Bounded: past {@link SeriesAttributes.MAX_SERIES} series (a client sending many model names)
- * the attributes are built per record instead, as they would be without the cache.
- */
-class SeriesAttributes {
-  static readonly MAX_SERIES = 1000;
-  readonly #byOperation = new Map<
-    string,
-    Map<string | undefined, Map<string | undefined, Map<string | undefined, MeasurementAttributes>>>
-  >();
-  #size = 0;
-
-  constructor(private readonly providerName: string) {}
-
-  get(
-    operation: string,
-    requestModel: string | undefined,
-    responseModel: string | undefined,
-    errorType: string | undefined,
-  ): MeasurementAttributes {
-    let byRequestModel = this.#byOperation.get(operation);
-    let byResponseModel = byRequestModel?.get(requestModel);
-    let byErrorType = byResponseModel?.get(responseModel);
-    const known = byErrorType?.get(errorType);
-    if (known !== undefined) return known;
-    const made = this.#make(operation, requestModel, responseModel, errorType);
-    if (this.#size >= SeriesAttributes.MAX_SERIES) return made;
-    if (byRequestModel === undefined) {
-      byRequestModel = new Map();
-      this.#byOperation.set(operation, byRequestModel);
-    }
-    if (byResponseModel === undefined) {
-      byResponseModel = new Map();
-      byRequestModel.set(requestModel, byResponseModel);
-    }
-    if (byErrorType === undefined) {
-      byErrorType = new Map();
-      byResponseModel.set(responseModel, byErrorType);
-    }
-    byErrorType.set(errorType, made);
-    this.#size += 1;
-    return made;
-  }
-
-  #make(
-    operation: string,
-    requestModel: string | undefined,
-    responseModel: string | undefined,
-    errorType: string | undefined,
-  ): MeasurementAttributes {
-    const common: Attributes = {
-      'gen_ai.operation.name': operation,
-      'gen_ai.provider.name': this.providerName,
-    };
-    if (requestModel !== undefined) common['gen_ai.request.model'] = requestModel;
-    if (responseModel !== undefined) common['gen_ai.response.model'] = responseModel;
-    if (errorType !== undefined) common['error.type'] = errorType;
-    return {
-      duration: Object.freeze({ ...common }),
-      inputTokens: Object.freeze({ ...common, 'gen_ai.token.type': 'input' }),
-      outputTokens: Object.freeze({ ...common, 'gen_ai.token.type': 'output' }),
-    };
-  }
-}
-
 /** What every exchange of a running tracing shares. */
 interface Instruments {
   readonly providerName: string;
   readonly propagator: TextMapPropagator;
   /** Where finished spans go, and which exchanges are recorded; absent when traces are off. */
   readonly spans?: { readonly batches: SpanBatches; readonly sampler: SamplerSettings };
-  readonly histograms?: {
-    readonly tokenUsage: Histogram;
-    readonly operationDuration: Histogram;
-    readonly series: SeriesAttributes;
-  };
+  readonly histograms?: GenAiHistograms;
 }
 
 /** The telemetry of a route that is not a model exchange: nothing. */
@@ -517,22 +430,15 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     const usage = record.usage;
     const input = usage?.input_tokens;
     const output = usage?.output_tokens;
-    const histograms = this.#instruments.histograms;
-    if (histograms !== undefined) {
-      const attributes = histograms.series.get(
-        this.#operation,
-        record.model,
-        this.#responseModel,
-        record.error,
-      );
-      histograms.operationDuration.record((performance.now() - this.#startedMs) / 1000, attributes.duration);
-      if (input !== undefined && input >= 0 && Number.isFinite(input)) {
-        histograms.tokenUsage.record(input, attributes.inputTokens);
-      }
-      if (output !== undefined && output >= 0 && Number.isFinite(output)) {
-        histograms.tokenUsage.record(output, attributes.outputTokens);
-      }
-    }
+    this.#instruments.histograms?.record(
+      this.#operation,
+      record.model,
+      this.#responseModel,
+      record.error,
+      (performance.now() - this.#startedMs) / 1000,
+      input,
+      output,
+    );
     const span = this.#span;
     if (span === undefined) return;
     // The operation and provider were set when the span started; only what the end knows is added.
@@ -611,33 +517,32 @@ export async function startTracing(
     closers.push(() => batches.shutdown());
   }
 
-  let tokenUsage: Histogram | undefined;
-  let operationDuration: Histogram | undefined;
+  let histograms: GenAiHistograms | undefined;
   if (settings.metrics !== undefined) {
-    const { MeterProvider, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
+    const sdk = await import('@opentelemetry/sdk-metrics');
     const { OTLPMetricExporter } =
       settings.metrics.protocol === 'http/json'
         ? await import('@opentelemetry/exporter-metrics-otlp-http')
         : await import('@opentelemetry/exporter-metrics-otlp-proto');
-    const provider = new MeterProvider({
+    // The GenAI histograms are aggregated by tpx (`genai-histograms.ts`) and collected by the reader; the
+    // meter provider has no instrument of its own, it runs the reader and carries the resource.
+    const exporter = new OTLPMetricExporter({ url: settings.metrics.url });
+    histograms = new GenAiHistograms({
+      providerName: options.providerName,
+      ...(options.version === undefined ? {} : { version: options.version }),
+      resource,
+      sdk,
+      temporality: exporter.selectAggregationTemporality(sdk.InstrumentType.HISTOGRAM),
+    });
+    const provider = new sdk.MeterProvider({
       resource,
       readers: [
-        new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({ url: settings.metrics.url }),
+        new sdk.PeriodicExportingMetricReader({
+          exporter,
           exportIntervalMillis: settings.metrics.exportIntervalMs,
+          metricProducers: [histograms],
         }),
       ],
-    });
-    const meter = provider.getMeter('tpx-transport', options.version);
-    tokenUsage = meter.createHistogram('gen_ai.client.token.usage', {
-      description: 'Number of input and output tokens used.',
-      unit: '{token}',
-      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-    });
-    operationDuration = meter.createHistogram('gen_ai.client.operation.duration', {
-      description: 'GenAI operation duration.',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS },
     });
     closers.push(() => provider.shutdown());
   }
@@ -646,11 +551,7 @@ export async function startTracing(
     providerName: options.providerName,
     propagator,
     ...(spans === undefined ? {} : { spans }),
-    ...(tokenUsage === undefined || operationDuration === undefined
-      ? {}
-      : {
-          histograms: { tokenUsage, operationDuration, series: new SeriesAttributes(options.providerName) },
-        }),
+    ...(histograms === undefined ? {} : { histograms }),
   };
 
   function startExchange(start: ExchangeStart): ExchangeTelemetry {
