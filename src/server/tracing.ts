@@ -1,7 +1,9 @@
 /**
- * OpenTelemetry for the proxy, through `@opentelemetry/api`: one span per exchange following the GenAI
- * semantic conventions, a child span per upstream attempt, and the GenAI client metrics
- * (`gen_ai.client.token.usage`, `gen_ai.client.operation.duration`).
+ * OpenTelemetry for the proxy: one span per exchange following the GenAI semantic conventions, a child
+ * span per upstream attempt, and the GenAI client metrics (`gen_ai.client.token.usage`,
+ * `gen_ai.client.operation.duration`). The spans are tpx's own records (`recorded-span.ts`), encoded to
+ * OTLP as they end and sent in batches with OpenTelemetry's OTLP HTTP transport
+ * (`otlp-span-exporter.ts`); the histograms go through the OpenTelemetry metrics SDK.
  *
  * Off unless the standard `OTEL_*` variables configure an OTLP exporter (over HTTP):
  *
@@ -16,7 +18,7 @@
  * The protocol is `OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL`: `http/protobuf` (the default) or
  * `http/json`; `grpc` is refused at start-up. The endpoint defaults to `http://localhost:4318`. Headers,
  * timeout and compression come from the usual `OTEL_EXPORTER_OTLP_*` variables of the process, read by
- * the exporters themselves; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
+ * OpenTelemetry's OTLP HTTP transport as for its own exporters; the service name from `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES`
  * (default `tpx-serve`); the span batches from `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_EXPORT_TIMEOUT`,
  * `OTEL_BSP_MAX_QUEUE_SIZE` and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (the specification's defaults: 5000 ms,
  * 30000 ms, 2048 and 512 spans), and the metric export interval from `OTEL_METRIC_EXPORT_INTERVAL`
@@ -24,26 +26,34 @@
  *
  * An incoming W3C `traceparent` (and `tracestate`) is continued: the exchange span is its child. Each
  * upstream attempt sends its own span's `traceparent` upstream, so a traced model server joins the trace.
- * The SDK is loaded only when tracing is on: with it off, none of this code runs.
+ * The OpenTelemetry packages are loaded only when tracing is on: with it off, none of this code runs.
  *
  * @module
  */
 import {
+  isSpanContextValid,
   ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
   trace,
-  type Context,
-  type Span,
+  TraceFlags,
+  type Attributes,
   type TextMapGetter,
   type TextMapPropagator,
-  type TextMapSetter,
-  type Tracer,
 } from '@opentelemetry/api';
-import type * as TraceSdk from '@opentelemetry/sdk-trace';
 import { TransportError } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver } from '../providers/observer.js';
 import { GenAiHistograms } from './genai-histograms.js';
+import {
+  newSpanId,
+  newTraceId,
+  nowUnixMs,
+  RecordedSpan,
+  SPAN_KIND_CLIENT,
+  SPAN_KIND_SERVER,
+  type ParentSpan,
+  type SpanAttributeValue,
+} from './recorded-span.js';
+import { SpanBatches } from './span-batches.js';
+import { isTraceSampled } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Default OTLP/HTTP endpoint (the OpenTelemetry specification's). */
@@ -250,12 +260,6 @@ export interface TracingOptions {
   version?: string;
 }
 
-const carrierSetter: TextMapSetter<Record<string, string>> = {
-  set: (carrier, key, value) => {
-    carrier[key] = value;
-  },
-};
-
 const headerGetter: TextMapGetter<ExchangeStart['headers']> = {
   keys: (carrier) => Object.keys(carrier),
   get: (carrier, key) => carrier[key.toLowerCase()],
@@ -285,70 +289,105 @@ export function genAiProviderName(provider: string, dialect: string | undefined)
 interface Instruments {
   readonly providerName: string;
   readonly propagator: TextMapPropagator;
-  readonly tracer?: Tracer;
+  /** Where finished spans go, and which exchanges are recorded; absent when traces are off. */
+  readonly spans?: { readonly batches: SpanBatches; readonly sampler: SamplerSettings };
   readonly histograms?: GenAiHistograms;
 }
 
 /** The telemetry of a route that is not a model exchange: nothing. */
 const SKIPPED: ExchangeTelemetry = { streamOpened() {}, end() {} };
 
+/** A W3C `traceparent` (version 00) for a span of trace `traceId`. */
+function traceparent(traceId: string, spanId: string, isSampled: boolean): string {
+  return `00-${traceId}-${spanId}-${isSampled ? '01' : '00'}`;
+}
+
 /**
  * One exchange's span, its attempts' child spans, and its GenAI measurements. One object per exchange
- * that is its own observer: no closure, map or context is made per exchange beyond what the spans need.
+ * that is its own observer: no closure, map or context is made per exchange beyond its spans.
  */
 class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
   readonly observer: ExchangeObserver = this;
   readonly #instruments: Instruments;
   readonly #operation: string;
   readonly #startedMs = performance.now();
-  readonly #span: Span | undefined;
-  /** The parent of the attempts' spans: the exchange span's context (made at the first attempt). */
-  #exchangeContext: Context | undefined;
-  readonly #parent: Context;
+  readonly #traceId: string = '';
+  readonly #traceState: string | undefined;
+  /** The exchange span, when this exchange is recorded. */
+  readonly #span: RecordedSpan | undefined;
+  /** The span id told upstream when the exchange is not recorded (the trace goes on without it). */
+  readonly #unrecordedSpanId: string | undefined;
   #responseModel: string | undefined;
   /** The attempt in flight (attempts follow one another), and any that overlapped it, by number. */
   #attemptNumber = 0;
-  #attemptSpan: Span | undefined;
-  #overlapping: Map<number, Span> | undefined;
+  #attemptSpan: RecordedSpan | undefined;
+  #overlapping: Map<number, RecordedSpan> | undefined;
 
   constructor(instruments: Instruments, operation: string, start: ExchangeStart) {
     this.#instruments = instruments;
     this.#operation = operation;
-    const parent = instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter);
-    this.#parent = parent;
-    this.#span = instruments.tracer?.startSpan(
-      operation,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'gen_ai.operation.name': operation,
-          'gen_ai.provider.name': instruments.providerName,
-          'http.request.method': start.method,
-          'url.path': start.path,
-        },
-      },
-      parent,
+    const spans = instruments.spans;
+    if (spans === undefined) return;
+    const incoming = trace.getSpanContext(
+      instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter),
     );
+    let parent: ParentSpan | undefined;
+    let isParentSampled = false;
+    if (incoming !== undefined && isSpanContextValid(incoming)) {
+      this.#traceState = incoming.traceState?.serialize();
+      parent = {
+        traceId: incoming.traceId,
+        spanId: incoming.spanId,
+        traceState: this.#traceState,
+        isRemote: true,
+      };
+      isParentSampled = (incoming.traceFlags & TraceFlags.SAMPLED) !== 0;
+    }
+    this.#traceId = parent?.traceId ?? newTraceId();
+    if (!isTraceSampled(spans.sampler, parent === undefined ? undefined : isParentSampled, this.#traceId)) {
+      this.#unrecordedSpanId = newSpanId();
+      return;
+    }
+    const span = new RecordedSpan(this.#traceId, parent, operation, SPAN_KIND_SERVER);
+    span.attributes.push(
+      'gen_ai.operation.name',
+      operation,
+      'gen_ai.provider.name',
+      instruments.providerName,
+      'http.request.method',
+      start.method,
+      'url.path',
+      start.path,
+    );
+    this.#span = span;
+  }
+
+  /** The headers that carry this trace upstream: the attempt's span, or the unrecorded exchange's. */
+  #carrier(spanId: string, isSampled: boolean): Record<string, string> {
+    const carrier: Record<string, string> = { traceparent: traceparent(this.#traceId, spanId, isSampled) };
+    if (this.#traceState !== undefined && this.#traceState !== '') carrier['tracestate'] = this.#traceState;
+    return carrier;
   }
 
   onAttemptStart(attempt: AttemptStart): Record<string, string> | undefined {
-    const tracer = this.#instruments.tracer;
-    if (tracer === undefined || this.#span === undefined) return undefined;
-    this.#exchangeContext ??= trace.setSpan(this.#parent, this.#span);
-    if (!this.#span.isRecording()) {
+    if (this.#instruments.spans === undefined) return undefined;
+    const span = this.#span;
+    if (span === undefined) {
       // Not sampled: no attempt span (it would not be recorded either); the upstream still learns the
       // trace, and that it is not sampled.
-      const carrier: Record<string, string> = {};
-      this.#instruments.propagator.inject(this.#exchangeContext, carrier, carrierSetter);
-      return carrier;
+      return this.#carrier(this.#unrecordedSpanId!, false);
     }
-    const child = tracer.startSpan(
+    const child = new RecordedSpan(
+      this.#traceId,
+      span.asParent(),
       `${this.#operation} attempt ${attempt.number}`,
-      {
-        kind: SpanKind.CLIENT,
-        attributes: { 'gen_ai.provider.name': this.#instruments.providerName, 'tpx.attempt': attempt.number },
-      },
-      this.#exchangeContext,
+      SPAN_KIND_CLIENT,
+    );
+    child.attributes.push(
+      'gen_ai.provider.name',
+      this.#instruments.providerName,
+      'tpx.attempt',
+      attempt.number,
     );
     if (this.#attemptSpan !== undefined) {
       this.#overlapping ??= new Map();
@@ -356,14 +395,12 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     }
     this.#attemptNumber = attempt.number;
     this.#attemptSpan = child;
-    const carrier: Record<string, string> = {};
-    this.#instruments.propagator.inject(trace.setSpan(this.#exchangeContext, child), carrier, carrierSetter);
-    return carrier;
+    return this.#carrier(child.spanId, true);
   }
 
   onAttemptEnd(attempt: AttemptEnd): void {
     if (attempt.upstreamModel !== undefined) this.#responseModel = attempt.upstreamModel;
-    let child: Span | undefined;
+    let child: RecordedSpan | undefined;
     if (this.#attemptSpan !== undefined && this.#attemptNumber === attempt.number) {
       child = this.#attemptSpan;
       this.#attemptSpan = undefined;
@@ -377,9 +414,14 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     if (attempt.status !== undefined) child.setAttribute('http.response.status_code', attempt.status);
     if (attempt.error !== undefined) {
       child.setAttribute('error.type', attempt.error.code);
-      child.setStatus({ code: SpanStatusCode.ERROR, message: attempt.error.message });
+      child.setError(attempt.error.message);
     }
-    child.end();
+    this.#finish(child);
+  }
+
+  #finish(span: RecordedSpan): void {
+    span.endMs = nowUnixMs();
+    this.#instruments.spans!.batches.add(span);
   }
 
   streamOpened(): void {}
@@ -398,46 +440,40 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       output,
     );
     const span = this.#span;
-    if (span === undefined || !span.isRecording()) return;
+    if (span === undefined) return;
     // The operation and provider were set when the span started; only what the end knows is added.
+    const known = span.attributes;
     if (record.model !== undefined) {
-      span.updateName(`${this.#operation} ${record.model}`);
-      span.setAttribute('gen_ai.request.model', record.model);
+      span.name = `${this.#operation} ${record.model}`;
+      known.push('gen_ai.request.model', record.model);
     }
-    if (this.#responseModel !== undefined) span.setAttribute('gen_ai.response.model', this.#responseModel);
-    span.setAttribute('http.response.status_code', record.status);
-    span.setAttribute('tpx.request_id', record.requestId);
-    if (input !== undefined) span.setAttribute('gen_ai.usage.input_tokens', input);
-    if (output !== undefined) span.setAttribute('gen_ai.usage.output_tokens', output);
-    if (stopReason !== undefined) span.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
+    if (this.#responseModel !== undefined) known.push('gen_ai.response.model', this.#responseModel);
+    known.push('http.response.status_code', record.status, 'tpx.request_id', record.requestId);
+    if (input !== undefined) known.push('gen_ai.usage.input_tokens', input);
+    if (output !== undefined) known.push('gen_ai.usage.output_tokens', output);
+    if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', [stopReason]);
     if (record.error !== undefined) {
-      span.setAttribute('error.type', record.error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorMessage ?? record.error });
+      known.push('error.type', record.error);
+      span.setError(record.errorMessage ?? record.error);
     }
     // An attempt the transport never ended (it cannot happen, but a span left open is never exported).
-    this.#attemptSpan?.end();
-    for (const child of this.#overlapping?.values() ?? []) child.end();
-    span.end();
+    if (this.#attemptSpan !== undefined) this.#finish(this.#attemptSpan);
+    for (const child of this.#overlapping?.values() ?? []) this.#finish(child);
+    this.#finish(span);
   }
 }
 
-/** The SDK's sampler for `settings`. */
-function makeSampler(sdk: typeof TraceSdk, settings: SamplerSettings) {
-  const ratio = new sdk.TraceIdRatioBasedSampler(settings.ratio ?? 1);
-  switch (settings.name) {
-    case 'always_on':
-      return new sdk.AlwaysOnSampler();
-    case 'always_off':
-      return new sdk.AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_on':
-      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new sdk.ParentBasedSampler({ root: ratio });
+/** The resource's attributes in the form the span encoding takes (scalars and arrays of strings). */
+function resourceEntries(attributes: Attributes): [string, SpanAttributeValue][] {
+  const entries: [string, SpanAttributeValue][] = [];
+  for (const [key, value] of Object.entries(attributes)) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+      entries.push([key, value]);
+    } else if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+      entries.push([key, value]);
+    }
   }
+  return entries;
 }
 
 /**
@@ -462,29 +498,23 @@ export async function startTracing(
   const propagator = new W3CTraceContextPropagator();
   const closers: (() => Promise<void>)[] = [];
 
-  let tracer: Tracer | undefined;
+  let spans: Instruments['spans'];
   if (settings.traces !== undefined) {
-    const sdk = await import('@opentelemetry/sdk-trace');
-    const { TracerProvider, BatchSpanProcessor } = sdk;
-    const { OTLPTraceExporter } =
-      settings.traces.protocol === 'http/json'
-        ? await import('@opentelemetry/exporter-trace-otlp-http')
-        : await import('@opentelemetry/exporter-trace-otlp-proto');
-    const provider = new TracerProvider({
-      resource,
-      sampler: makeSampler(sdk, settings.traces.sampler),
-      spanProcessors: [
-        new BatchSpanProcessor({
-          exporter: new OTLPTraceExporter({ url: settings.traces.url }),
-          scheduledDelayMillis: settings.traces.scheduleDelayMs,
-          exportTimeoutMillis: settings.traces.exportTimeoutMs,
-          maxQueueSize: settings.traces.maxQueueSize,
-          maxExportBatchSize: settings.traces.maxExportBatchSize,
-        }),
-      ],
-    });
-    tracer = provider.getTracer('tpx-transport', options.version);
-    closers.push(() => provider.shutdown());
+    const { createOtlpSpanExporter } = await import('./otlp-span-exporter.js');
+    const batches = new SpanBatches(
+      settings.traces,
+      createOtlpSpanExporter({
+        url: settings.traces.url,
+        protocol: settings.traces.protocol,
+        origin: {
+          resourceAttributes: resourceEntries(resource.attributes),
+          scopeName: 'tpx-transport',
+          scopeVersion: options.version,
+        },
+      }),
+    );
+    spans = { batches, sampler: settings.traces.sampler };
+    closers.push(() => batches.shutdown());
   }
 
   let histograms: GenAiHistograms | undefined;
@@ -520,7 +550,7 @@ export async function startTracing(
   const instruments: Instruments = {
     providerName: options.providerName,
     propagator,
-    ...(tracer === undefined ? {} : { tracer }),
+    ...(spans === undefined ? {} : { spans }),
     ...(histograms === undefined ? {} : { histograms }),
   };
 

@@ -13,6 +13,7 @@ import {
   attributes,
   histogramPoints,
   spansOf,
+  traceRequests,
   startReceiver,
   type OtlpValue,
 } from '../helpers/otlp-receiver.js';
@@ -44,114 +45,122 @@ const CLIENT_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN_ID = '00f067aa0ba902b7';
 
 describe('OpenTelemetry over OTLP/HTTP', () => {
-  it('exports a GenAI span per exchange, continuing the client trace, with a child span per attempt', async () => {
-    const receiver = await startReceiver();
-    closers.push(() => receiver.close());
-    const upstream = await startScriptedServer([
-      step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 }),
-      step.json(textMessage('traced answer')),
-    ]);
-    closers.push(() => upstream.close());
-    const { tracing, server } = await tracedProxy(
-      {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_SERVICE_NAME: 'tpx-under-test',
-      },
-      upstream,
-    );
-    const response = await fetch(`${server.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        traceparent: `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01`,
-      },
-      body: JSON.stringify({
-        model: 'claude-test',
-        max_tokens: 32,
-        messages: [{ role: 'user', content: 'Hi' }],
-      }),
-    });
-    expect(response.status).toBe(200);
-    await response.arrayBuffer();
-    await tracing.shutdown();
+  it.each(['http/json', 'http/protobuf'])(
+    'exports a GenAI span per exchange, continuing the client trace, with a child span per attempt (%s)',
+    async (protocol) => {
+      const receiver = await startReceiver();
+      closers.push(() => receiver.close());
+      const upstream = await startScriptedServer([
+        step.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 }),
+        step.json(textMessage('traced answer')),
+      ]);
+      closers.push(() => upstream.close());
+      const { tracing, server } = await tracedProxy(
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
+          OTEL_SERVICE_NAME: 'tpx-under-test',
+        },
+        upstream,
+      );
+      const response = await fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          traceparent: `00-${CLIENT_TRACE_ID}-${CLIENT_SPAN_ID}-01`,
+        },
+        body: JSON.stringify({
+          model: 'claude-test',
+          max_tokens: 32,
+          messages: [{ role: 'user', content: 'Hi' }],
+        }),
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      await tracing.shutdown();
 
-    const spans = spansOf(receiver);
-    const exchange = spans.find((span) => span.name === 'chat claude-test')!;
-    expect(exchange).toBeDefined();
-    expect(exchange.traceId).toBe(CLIENT_TRACE_ID);
-    expect(exchange.parentSpanId).toBe(CLIENT_SPAN_ID);
-    expect(exchange.kind).toBe(2); // SERVER
-    expect(attributes(exchange)).toMatchObject({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'anthropic',
-      'gen_ai.request.model': 'claude-test',
-      'gen_ai.response.model': 'claude-test',
-      'gen_ai.usage.input_tokens': 9,
-      'gen_ai.usage.output_tokens': 3,
-      'gen_ai.response.finish_reasons': ['end_turn'],
-      'http.response.status_code': 200,
-    });
-    expect(attributes(exchange)['error.type']).toBeUndefined();
+      const spans = spansOf(receiver);
+      const exchange = spans.find((span) => span.name === 'chat claude-test')!;
+      expect(exchange).toBeDefined();
+      expect(exchange.traceId).toBe(CLIENT_TRACE_ID);
+      expect(exchange.parentSpanId).toBe(CLIENT_SPAN_ID);
+      expect(exchange.kind).toBe(2); // SERVER
+      expect(attributes(exchange)).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-test',
+        'gen_ai.response.model': 'claude-test',
+        'gen_ai.usage.input_tokens': 9,
+        'gen_ai.usage.output_tokens': 3,
+        'gen_ai.response.finish_reasons': ['end_turn'],
+        'http.response.status_code': 200,
+      });
+      expect(attributes(exchange)['error.type']).toBeUndefined();
 
-    const attempts = spans.filter((span) => span.parentSpanId === exchange.spanId);
-    expect(attempts.map((span) => span.name).sort()).toEqual(['chat attempt 1', 'chat attempt 2']);
-    const [first, second] = ['chat attempt 1', 'chat attempt 2'].map((name) =>
-      attempts.find((span) => span.name === name)!,
-    );
-    expect(first!.kind).toBe(3); // CLIENT
-    expect(attributes(first!)).toMatchObject({
-      'error.type': 'MODEL_EHTTP',
-      'http.response.status_code': 529,
-    });
-    expect(first!.status?.code).toBe(2); // ERROR
-    expect(attributes(second!)).toMatchObject({
-      'http.response.status_code': 200,
-      'gen_ai.request.model': 'claude-test',
-    });
+      const attempts = spans.filter((span) => span.parentSpanId === exchange.spanId);
+      expect(attempts.map((span) => span.name).sort()).toEqual(['chat attempt 1', 'chat attempt 2']);
+      const [first, second] = ['chat attempt 1', 'chat attempt 2'].map((name) =>
+        attempts.find((span) => span.name === name)!,
+      );
+      expect(first!.kind).toBe(3); // CLIENT
+      expect(attributes(first!)).toMatchObject({
+        'error.type': 'MODEL_EHTTP',
+        'http.response.status_code': 529,
+      });
+      expect(first!.status?.code).toBe(2); // ERROR
+      expect(attributes(second!)).toMatchObject({
+        'http.response.status_code': 200,
+        'gen_ai.request.model': 'claude-test',
+      });
 
-    // Each upstream attempt carried its own span's context.
-    expect(upstream.requests.map((request) => request.headers['traceparent'])).toEqual([
-      `00-${CLIENT_TRACE_ID}-${first!.spanId}-01`,
-      `00-${CLIENT_TRACE_ID}-${second!.spanId}-01`,
-    ]);
+      // Each upstream attempt carried its own span's context.
+      expect(upstream.requests.map((request) => request.headers['traceparent'])).toEqual([
+        `00-${CLIENT_TRACE_ID}-${first!.spanId}-01`,
+        `00-${CLIENT_TRACE_ID}-${second!.spanId}-01`,
+      ]);
 
-    const resource = JSON.parse(
-      receiver.exports.find((entry) => entry.path === '/v1/traces')!.body.toString('utf8'),
-    ) as { resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] } }[] };
-    expect(attributes(resource.resourceSpans[0]!.resource)['service.name']).toBe('tpx-under-test');
+      const [request] = traceRequests(receiver);
+      expect(receiver.exports.find((entry) => entry.path === '/v1/traces')!.contentType).toBe(
+        protocol === 'http/json' ? 'application/json' : 'application/x-protobuf',
+      );
+      expect(attributes(request!.resourceSpans[0]!.resource)['service.name']).toBe('tpx-under-test');
+      expect(request!.resourceSpans[0]!.scopeSpans[0]!.scope.name).toBe('tpx-transport');
 
-    const metrics = receiver.exports
-      .filter((entry) => entry.path === '/v1/metrics')
-      .flatMap((entry) => {
-        const body = JSON.parse(entry.body.toString('utf8')) as {
-          resourceMetrics: {
-            scopeMetrics: {
-              metrics: {
-                name: string;
-                unit: string;
-                histogram: { dataPoints: { attributes: { key: string; value: OtlpValue }[]; sum: number }[] };
+      const metrics = receiver.exports
+        .filter((entry) => entry.path === '/v1/metrics')
+        .flatMap((entry) => {
+          const body = JSON.parse(entry.body.toString('utf8')) as {
+            resourceMetrics: {
+              scopeMetrics: {
+                metrics: {
+                  name: string;
+                  unit: string;
+                  histogram: {
+                    dataPoints: { attributes: { key: string; value: OtlpValue }[]; sum: number }[];
+                  };
+                }[];
               }[];
             }[];
-          }[];
-        };
-        return body.resourceMetrics.flatMap((resource) =>
-          resource.scopeMetrics.flatMap((scope) => scope.metrics),
-        );
+          };
+          return body.resourceMetrics.flatMap((resource) =>
+            resource.scopeMetrics.flatMap((scope) => scope.metrics),
+          );
+        });
+      const usage = metrics.find((metric) => metric.name === 'gen_ai.client.token.usage')!;
+      expect(usage.unit).toBe('{token}');
+      const byType = Object.fromEntries(
+        usage.histogram.dataPoints.map((point) => [attributes(point)['gen_ai.token.type'], point.sum]),
+      );
+      expect(byType).toEqual({ input: 9, output: 3 });
+      const duration = metrics.find((metric) => metric.name === 'gen_ai.client.operation.duration')!;
+      expect(duration.unit).toBe('s');
+      expect(attributes(duration.histogram.dataPoints[0]!)).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'claude-test',
       });
-    const usage = metrics.find((metric) => metric.name === 'gen_ai.client.token.usage')!;
-    expect(usage.unit).toBe('{token}');
-    const byType = Object.fromEntries(
-      usage.histogram.dataPoints.map((point) => [attributes(point)['gen_ai.token.type'], point.sum]),
-    );
-    expect(byType).toEqual({ input: 9, output: 3 });
-    const duration = metrics.find((metric) => metric.name === 'gen_ai.client.operation.duration')!;
-    expect(duration.unit).toBe('s');
-    expect(attributes(duration.histogram.dataPoints[0]!)).toMatchObject({
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.request.model': 'claude-test',
-    });
-  });
+    },
+  );
 
   it('marks a failed exchange with error.type and an error status', async () => {
     const receiver = await startReceiver();
@@ -316,9 +325,9 @@ describe('OpenTelemetry over OTLP/HTTP', () => {
     const traces = receiver.exports.filter((entry) => entry.path === '/v1/traces');
     expect(traces.length).toBeGreaterThan(0);
     expect(traces[0]!.contentType).toBe('application/x-protobuf');
-    // Protobuf keeps strings as UTF-8 bytes: the span name and attributes are in the export.
-    const bytes = traces[0]!.body.toString('latin1');
-    expect(bytes).toContain('chat claude-proto');
-    expect(bytes).toContain('gen_ai.request.model');
+    const spans = spansOf(receiver);
+    const exchange = spans.find((span) => span.name === 'chat claude-proto');
+    expect(attributes(exchange!)).toMatchObject({ 'gen_ai.request.model': 'claude-proto' });
+    expect(spans.find((span) => span.parentSpanId === exchange!.spanId)?.name).toBe('chat attempt 1');
   });
 });

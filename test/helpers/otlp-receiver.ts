@@ -1,14 +1,20 @@
 /**
  * A real OTLP/HTTP receiver on loopback for tests: a small `node:http` server that records every export
- * the official OTLP exporters POST to it and answers each with an empty success; and readers of the spans
- * in its `http/json` exports.
+ * the OTLP exporters POST to it and answers each with an empty success; and readers of the spans in its
+ * exports (`http/json`, or `http/protobuf` read with protobufjs) and of the histograms in its `http/json`
+ * metric exports.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { decodeTraceRequest } from './otlp-protobuf.js';
 
 export interface Export {
   path: string;
   contentType: string;
+  /** The request headers as they arrived. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The body, uncompressed when it came gzipped. */
   body: Buffer;
 }
 
@@ -24,10 +30,12 @@ export async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      const body = Buffer.concat(chunks);
       exports.push({
         path: request.url ?? '',
         contentType: request.headers['content-type'] ?? '',
-        body: Buffer.concat(chunks),
+        headers: request.headers,
+        body: request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body,
       });
       // An empty export response: success, nothing rejected.
       const json = (request.headers['content-type'] ?? '').includes('json');
@@ -78,15 +86,27 @@ export function attributes(span: {
   return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
 }
 
-export function spansOf(receiver: Receiver): OtlpSpan[] {
+/** Every trace export the receiver got, read as the OTLP/JSON mapping whatever its encoding. */
+export function traceRequests(receiver: Receiver): {
+  resourceSpans: {
+    resource: { attributes: { key: string; value: OtlpValue }[] };
+    scopeSpans: { scope: { name: string; version?: string }; spans: OtlpSpan[] }[];
+  }[];
+}[] {
   return receiver.exports
     .filter((entry) => entry.path === '/v1/traces')
-    .flatMap((entry) => {
-      const body = JSON.parse(entry.body.toString('utf8')) as {
-        resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-      };
-      return body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
-    });
+    .map(
+      (entry) =>
+        (entry.contentType.includes('protobuf')
+          ? decodeTraceRequest(entry.body)
+          : JSON.parse(entry.body.toString('utf8'))) as ReturnType<typeof traceRequests>[number],
+    );
+}
+
+export function spansOf(receiver: Receiver): OtlpSpan[] {
+  return traceRequests(receiver).flatMap((body) =>
+    body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)),
+  );
 }
 
 interface OtlpHistogramPoint {

@@ -141,6 +141,43 @@ describe('attempt spans', () => {
   });
 });
 
+describe('the span export', () => {
+  it('goes out with the OTEL_EXPORTER_OTLP_* headers and compression the process sets, as protobuf', async () => {
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'x-collector-key=k-123,x-tenant=team%20a');
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', 'gzip');
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const tracing = (await startTracing(
+      {
+        OTEL_METRICS_EXPORTER: 'none',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+      },
+      { providerName: 'anthropic' },
+    ))!;
+    const exchange = tracing.startExchange(START);
+    exchange.end({
+      record: {
+        requestId: 'req_h',
+        method: 'POST',
+        path: '/v1/messages',
+        provider: 'anthropic',
+        status: 200,
+        durationMs: 1,
+      },
+    });
+    await tracing.shutdown();
+    vi.unstubAllEnvs();
+    const [sent] = receiver.exports;
+    expect(sent?.headers).toMatchObject({
+      'x-collector-key': 'k-123',
+      'x-tenant': 'team a',
+      'content-encoding': 'gzip',
+      'content-type': 'application/x-protobuf',
+    });
+    expect(spansOf(receiver).map((span) => attributes(span)['tpx.request_id'])).toStrictEqual(['req_h']);
+  });
+});
+
 describe('the exchange span', () => {
   it('carries exactly what the end knew: model, usage, stop reason, status, request id and the error', async () => {
     const { tracing, receiver } = await traced();

@@ -1,0 +1,123 @@
+/**
+ * One span as `tpx serve` records it: plain fields, set while the exchange runs and read once when its
+ * batch is encoded for OTLP (`otlp-trace-encoding.ts`). It is the whole of what the proxy's two kinds
+ * of span need (an exchange and its upstream attempts: ids, a name, a kind, two times, attributes and a
+ * status), which is why it is not the OpenTelemetry SDK's span: that one validates and copies every
+ * attribute, keeps a resource, a scope, limits, events and links, and costs several times the whole
+ * budget of an exchange's telemetry.
+ *
+ * Ids are lower-case hex, as in a `traceparent` header. Times are milliseconds since the Unix epoch,
+ * with the fraction the monotonic clock gives.
+ *
+ * @module
+ */
+import { randomFillSync } from 'node:crypto';
+
+/** OTLP's span kinds (`opentelemetry/proto/trace/v1/trace.proto`): the two the proxy makes. */
+export const SPAN_KIND_SERVER = 2;
+export const SPAN_KIND_CLIENT = 3;
+
+/** OTLP's status code for a span that failed. */
+export const STATUS_CODE_ERROR = 2;
+
+/** An attribute's value: what OTLP calls a string, an integer, a double, a boolean, or an array of strings. */
+export type SpanAttributeValue = string | number | boolean | readonly string[];
+
+/** The parent of a span, as it came in a `traceparent` header or from the exchange span. */
+export interface ParentSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  /** The incoming `tracestate`, passed on as is. */
+  readonly traceState?: string | undefined;
+  /** Whether the parent came from another process. */
+  readonly isRemote: boolean;
+}
+
+/** Unix time in milliseconds, with the monotonic clock's fraction. */
+export function nowUnixMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** How many ids one refill of the random pool serves (16 bytes for a trace id, 8 for a span id). */
+const POOL_BYTES = 8192;
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+/**
+ * `bytes` random bytes as hex, never all zero (an all-zero id is invalid in W3C trace context). The
+ * bytes come from the system's random source in blocks of {@link POOL_BYTES}, not one call per id.
+ */
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (offset + bytes > pool.length) {
+      pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
+      offset = 0;
+    }
+    const start = offset;
+    offset += bytes;
+    for (let index = start; index < offset; index++) {
+      if (pool[index] !== 0) return pool.toString('hex', start, offset);
+    }
+  }
+}
+
+/** A new random trace id: 32 hex digits. */
+export function newTraceId(): string {
+  return randomHex(16);
+}
+
+/** A new random span id: 16 hex digits. */
+export function newSpanId(): string {
+  return randomHex(8);
+}
+
+/** A span of one exchange or one upstream attempt, from its start to its end. */
+export class RecordedSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parent: ParentSpan | undefined;
+  name: string;
+  readonly kind: number;
+  startMs: number;
+  endMs = 0;
+  /** Keys and values, alternating; a key set twice keeps its last value. */
+  readonly attributes: (string | SpanAttributeValue)[] = [];
+  statusCode = 0;
+  statusMessage: string | undefined;
+
+  constructor(traceId: string, parent: ParentSpan | undefined, name: string, kind: number) {
+    this.traceId = traceId;
+    this.spanId = newSpanId();
+    this.parent = parent;
+    this.name = name;
+    this.kind = kind;
+    this.startMs = nowUnixMs();
+  }
+
+  setAttribute(key: string, value: SpanAttributeValue): void {
+    const attributes = this.attributes;
+    for (let index = 0; index < attributes.length; index += 2) {
+      if (attributes[index] === key) {
+        attributes[index + 1] = value;
+        return;
+      }
+    }
+    attributes.push(key, value);
+  }
+
+  /** Marks the span as failed, with a message for the reader. */
+  setError(message: string): void {
+    this.statusCode = STATUS_CODE_ERROR;
+    this.statusMessage = message;
+  }
+
+  /** This span as the parent of another (in this process). */
+  asParent(): ParentSpan {
+    return {
+      traceId: this.traceId,
+      spanId: this.spanId,
+      traceState: this.parent?.traceState,
+      isRemote: false,
+    };
+  }
+}

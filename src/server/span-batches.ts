@@ -1,0 +1,132 @@
+/**
+ * Finished spans waiting to be exported, sent in batches as the OpenTelemetry specification's batching
+ * span processor does (`OTEL_BSP_*`): a batch leaves when `maxExportBatchSize` spans wait, or
+ * `scheduleDelayMs` after the first of them arrived, whichever is sooner; one export at a time, each
+ * given at most `exportTimeoutMs`; at most `maxQueueSize` spans wait, and a span that finds the queue full
+ * is dropped (and counted) rather than held without bound while a collector is away.
+ *
+ * A span is encoded onto the batch being filled when it is added (`otlp-trace-encoding.ts`), so the
+ * queue holds bytes, not span objects; the export itself happens off the request's path.
+ *
+ * @module
+ */
+import type { SpanBatchEncoding } from './otlp-trace-encoding.js';
+import type { RecordedSpan } from './recorded-span.js';
+import type { SpanBatchSettings } from './tracing.js';
+
+/** Where batches go: an OTLP exporter, or a test's recorder. */
+export interface SpanBatchExporter {
+  /** Starts an empty batch, in the encoding this exporter sends. */
+  newBatch(expectedSpans: number): SpanBatchEncoding;
+  /** Sends one batch; rejects when it could not be delivered. */
+  export(batch: SpanBatchEncoding): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export class SpanBatches {
+  readonly #settings: SpanBatchSettings;
+  readonly #exporter: SpanBatchExporter;
+  /** The batch being filled, and the full ones waiting for their export, oldest first. */
+  #filling: SpanBatchEncoding;
+  readonly #full: SpanBatchEncoding[] = [];
+  /** Spans waiting in all of them. */
+  #waiting = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #exporting: Promise<void> | undefined;
+  #isShutDown = false;
+  /** Spans dropped because the queue was full. */
+  droppedSpans = 0;
+  /** Batches that could not be delivered (the collector refused, was away, or took too long). */
+  failedExports = 0;
+
+  constructor(settings: SpanBatchSettings, exporter: SpanBatchExporter) {
+    this.#settings = settings;
+    this.#exporter = exporter;
+    this.#filling = exporter.newBatch(settings.maxExportBatchSize);
+  }
+
+  /** Queues a finished span for export. */
+  add(span: RecordedSpan): void {
+    if (this.#isShutDown) return;
+    if (this.#waiting >= this.#settings.maxQueueSize) {
+      this.droppedSpans += 1;
+      return;
+    }
+    this.#filling.add(span);
+    this.#waiting += 1;
+    if (this.#filling.count >= this.#settings.maxExportBatchSize) {
+      this.#full.push(this.#filling);
+      this.#filling = this.#exporter.newBatch(this.#settings.maxExportBatchSize);
+    }
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#exporting !== undefined) return;
+    if (this.#full.length > 0) {
+      this.#exportOne();
+      return;
+    }
+    if (this.#timer !== undefined || this.#waiting === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#exportOne();
+    }, this.#settings.scheduleDelayMs);
+    // Waiting spans never keep the process alive: shutdown exports them.
+    this.#timer.unref();
+  }
+
+  #exportOne(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    let batch = this.#full.shift();
+    if (batch === undefined) {
+      batch = this.#filling;
+      this.#filling = this.#exporter.newBatch(this.#settings.maxExportBatchSize);
+    }
+    this.#waiting -= batch.count;
+    this.#exporting = this.#send(batch).finally(() => {
+      this.#exporting = undefined;
+      this.#schedule();
+    });
+  }
+
+  async #send(batch: SpanBatchEncoding): Promise<void> {
+    if (batch.count === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`span export took longer than ${this.#settings.exportTimeoutMs} ms`)),
+        this.#settings.exportTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.#exporter.export(batch), timeout]);
+    } catch {
+      this.failedExports += 1;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Exports every span still waiting, and waits for the exports in flight. */
+  async flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    while (this.#exporting !== undefined || this.#waiting > 0) {
+      if (this.#exporting !== undefined) {
+        await this.#exporting;
+        continue;
+      }
+      this.#exportOne();
+    }
+  }
+
+  /** Exports what waits, then stops: spans added afterwards are ignored. */
+  async shutdown(): Promise<void> {
+    if (this.#isShutDown) return;
+    await this.flush();
+    this.#isShutDown = true;
+    await this.#exporter.shutdown();
+  }
+}
