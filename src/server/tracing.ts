@@ -3,7 +3,8 @@
  * span per upstream attempt, and the GenAI client metrics (`gen_ai.client.token.usage`,
  * `gen_ai.client.operation.duration`). The spans are tpx's own records (`recorded-span.ts`), encoded to
  * OTLP as they end and sent in batches with OpenTelemetry's OTLP HTTP transport
- * (`otlp-span-exporter.ts`); the histograms go through the OpenTelemetry metrics SDK.
+ * (`otlp-span-exporter.ts`); the histograms are tpx's own too (`genai-histograms.ts`), collected and
+ * exported by the OpenTelemetry metrics SDK's periodic reader.
  *
  * Off unless the standard `OTEL_*` variables configure an OTLP exporter (over HTTP):
  *

@@ -13,13 +13,14 @@ import {
   PeriodicExportingMetricReader,
   type HistogramMetricData,
 } from '@opentelemetry/sdk-metrics';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   DURATION_BUCKETS_SECONDS,
   GenAiHistograms,
   MAX_SERIES,
   TOKEN_BUCKETS,
 } from '../../src/server/genai-histograms.js';
+import { startTracing } from '../../src/server/tracing.js';
 import { attributes, startReceiver, type OtlpValue } from '../helpers/otlp-receiver.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -343,6 +344,52 @@ describe('the GenAI histograms aggregated by tpx', () => {
     ).toStrictEqual([
       ['input', 2, 400, 100, 300],
       ['output', 2, 60, 20, 40],
+    ]);
+  });
+
+  it('go out as delta when the exporter is asked for delta, as the SDK’s instruments did', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'delta');
+    try {
+      const tracing = await startTracing(
+        {
+          OTEL_METRICS_EXPORTER: 'otlp',
+          OTEL_TRACES_EXPORTER: 'none',
+          OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+          OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json',
+        },
+        { providerName: 'anthropic' },
+      );
+      if (tracing === undefined) throw new Error('expected metrics to start');
+      const exchange = tracing.startExchange({ method: 'GET', path: '/v1/models', headers: {} });
+      exchange.end({
+        record: {
+          requestId: 'a',
+          method: 'GET',
+          path: '/v1/models',
+          provider: 'anthropic',
+          status: 200,
+          durationMs: 1,
+        },
+      });
+      await tracing.shutdown();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const body = JSON.parse(
+      receiver.exports.find((entry) => entry.path === '/v1/metrics')!.body.toString('utf8'),
+    ) as {
+      resourceMetrics: {
+        scopeMetrics: { metrics: { name: string; histogram: { aggregationTemporality: number } }[] }[];
+      }[];
+    };
+    const metrics = body.resourceMetrics.flatMap((resource) =>
+      resource.scopeMetrics.flatMap((scope) => scope.metrics),
+    );
+    // 1 is OTLP's AGGREGATION_TEMPORALITY_DELTA.
+    expect(metrics.map((metric) => [metric.name, metric.histogram.aggregationTemporality])).toStrictEqual([
+      ['gen_ai.client.operation.duration', 1],
     ]);
   });
 });
