@@ -120,6 +120,8 @@ export interface ObservabilityRow {
   /** Requests missed over the due ones, every round together, and in the worst round. */
   missedShare?: number;
   worstRoundMissedShare?: number;
+  /** The achieved rate's largest distance from the asked one over the rounds, as a share (−0.06: 6% short). */
+  worstRoundRateError?: number;
   /** Whether every round got the asked traffic (see {@link MISSED_TOLERANCE}); always true in a closed loop. */
   sameTraffic: boolean;
 }
@@ -359,6 +361,11 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
               Math.max(...schedules.map((each) => each.missed / each.due)),
               3,
             );
+            const rateErrors = schedules.map((each) => each.achievedRate / each.askedRate - 1);
+            row.worstRoundRateError = round(
+              rateErrors.reduce((worst, each) => (Math.abs(each) > Math.abs(worst) ? each : worst), 0),
+              3,
+            );
           }
           return row;
         }),
@@ -415,7 +422,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         row.load,
         row.variant,
         String(row.askedRate!),
-        `${row.achievedRate!.toFixed(1)} (${formatSignedPercent(row.achievedRate! / row.askedRate! - 1)})`,
+        `${row.achievedRate!.toFixed(1)} (${formatSignedPercent(row.achievedRate! / row.askedRate! - 1)}; worst round ${formatSignedPercent(row.worstRoundRateError!)})`,
         `${percent(row.missedShare!)} (worst round ${percent(row.worstRoundMissedShare!)})`,
         formatDuration(row.p50Ms),
         formatDuration(row.p99Ms),
