@@ -88,6 +88,9 @@ export async function runFixedRateLoad(
   let firstError: string | undefined;
   const startedAt = performance.now();
   const measureFrom = startedAt + options.warmupMs;
+  // The measured window starts at the first due time after the warm-up, so that it holds whole
+  // intervals: `due` requests over `due` intervals.
+  const windowStart = startedAt + Math.ceil(options.warmupMs / intervalMs) * intervalMs;
   const endAt = measureFrom + options.durationMs;
   const giveUpAt = endAt + 60_000;
   // Where the measured window ends: the due time of the first request the schedule no longer starts.
@@ -157,10 +160,10 @@ export async function runFixedRateLoad(
     await sleep(Math.max(0, next - performance.now()));
   }
   await Promise.all(inFlight);
-  const windowSeconds = (windowEnd - measureFrom) / 1000;
+  const windowSeconds = (windowEnd - windowStart) / 1000;
   // Counted by when each left, so that a timer that fell behind shows as a lower rate.
   const answeredInWindow = answeredSentAt.filter(
-    (sentAt) => sentAt >= measureFrom && sentAt < windowEnd,
+    (sentAt) => sentAt >= windowStart && sentAt < windowEnd,
   ).length;
   await pool.close();
   return {

@@ -389,6 +389,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       })),
     );
     const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+    const formatSignedPercent = (share: number) => `${share >= 0 ? '+' : '−'}${percent(Math.abs(share))}`;
     const trafficWarning = `⚠ NOT THE SAME TRAFFIC (a round missed > ${percent(MISSED_TOLERANCE)} or was ${
       RATE_TOLERANCE * 100
     }% off the rate)`;
@@ -413,8 +414,8 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       rows: fixedRows.map((row) => [
         row.load,
         row.variant,
-        row.askedRate!.toFixed(0),
-        row.achievedRate!.toFixed(0),
+        String(row.askedRate!),
+        `${row.achievedRate!.toFixed(1)} (${formatSignedPercent(row.achievedRate! / row.askedRate! - 1)})`,
         `${percent(row.missedShare!)} (worst round ${percent(row.worstRoundMissedShare!)})`,
         formatDuration(row.p50Ms),
         formatDuration(row.p99Ms),

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ExchangeObserver } from '../providers/observer.js';
+import type { AttemptEnd, AttemptStart, ExchangeObserver } from '../providers/observer.js';
 import type { ExchangeRecord } from './logger.js';
 
 /** How an exchange ended, as telemetry sees it. */
@@ -44,22 +44,50 @@ export interface Telemetry {
   startExchange(start: ExchangeStart): ExchangeTelemetry;
 }
 
-/** Runs the observers in order; the headers they return are merged, later ones beneath earlier ones. */
-function combineObservers(observers: readonly ExchangeObserver[]): ExchangeObserver | undefined {
-  if (observers.length <= 1) return observers[0];
-  return {
-    onAttemptStart(attempt) {
-      let headers: Record<string, string> | undefined;
-      for (const observer of observers) {
-        const more = observer.onAttemptStart?.(attempt);
-        if (more !== undefined && more !== null) headers = { ...more, ...headers };
+/**
+ * The exchange telemetry of several parts as one. One object per exchange that is also the combined
+ * observer (no closures or intermediate arrays per exchange): each call goes to every part in order,
+ * and the headers the parts' observers return for an attempt are merged, later ones beneath earlier ones.
+ */
+class CombinedExchange implements ExchangeTelemetry, ExchangeObserver {
+  /** None when no part observes attempts, the part's own when only one does, else this object. */
+  declare readonly observer?: ExchangeObserver;
+  readonly #exchanges: readonly ExchangeTelemetry[];
+
+  constructor(exchanges: readonly ExchangeTelemetry[]) {
+    this.#exchanges = exchanges;
+    let only: ExchangeObserver | undefined;
+    for (const exchange of exchanges) {
+      if (exchange.observer === undefined) continue;
+      if (only !== undefined) {
+        this.observer = this;
+        return;
       }
-      return headers;
-    },
-    onAttemptEnd(attempt) {
-      for (const observer of observers) observer.onAttemptEnd?.(attempt);
-    },
-  };
+      only = exchange.observer;
+    }
+    if (only !== undefined) this.observer = only;
+  }
+
+  onAttemptStart(attempt: AttemptStart): Record<string, string> | undefined {
+    let headers: Record<string, string> | undefined;
+    for (const exchange of this.#exchanges) {
+      const more = exchange.observer?.onAttemptStart?.(attempt);
+      if (more !== undefined && more !== null) headers = { ...more, ...headers };
+    }
+    return headers;
+  }
+
+  onAttemptEnd(attempt: AttemptEnd): void {
+    for (const exchange of this.#exchanges) exchange.observer?.onAttemptEnd?.(attempt);
+  }
+
+  streamOpened(): void {
+    for (const exchange of this.#exchanges) exchange.streamOpened();
+  }
+
+  end(outcome: ExchangeOutcome): void {
+    for (const exchange of this.#exchanges) exchange.end(outcome);
+  }
 }
 
 /** One telemetry made of several (or `undefined` when there are none). */
@@ -68,20 +96,9 @@ export function combineTelemetry(...parts: readonly (Telemetry | undefined)[]): 
   if (present.length <= 1) return present[0];
   return {
     startExchange(start) {
-      const exchanges = present.map((part) => part.startExchange(start));
-      const observers = exchanges.flatMap((exchange) =>
-        exchange.observer === undefined ? [] : [exchange.observer],
-      );
-      const observer = combineObservers(observers);
-      return {
-        ...(observer === undefined ? {} : { observer }),
-        streamOpened() {
-          for (const exchange of exchanges) exchange.streamOpened();
-        },
-        end(outcome) {
-          for (const exchange of exchanges) exchange.end(outcome);
-        },
-      };
+      const exchanges: ExchangeTelemetry[] = [];
+      for (const part of present) exchanges.push(part.startExchange(start));
+      return new CombinedExchange(exchanges);
     },
   };
 }
