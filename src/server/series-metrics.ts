@@ -20,7 +20,11 @@
  */
 import type { Metric, Registry } from 'prom-client';
 
-/** A label value as callers have it (a status stays a number until a series is made). */
+/**
+ * A label value as callers have it (a status stays a number until a series is made). A label takes
+ * values of one type: `200` and `'200'` are different keys, so they would make two series with the same
+ * labels.
+ */
 export type LabelValue = string | number;
 
 /** One level of a series table: the next level, or at the last label, the series. */

@@ -137,7 +137,7 @@ describe('counters and histograms whose series the proxy keeps', () => {
     });
   });
 
-  it('find a known series again by its label values, a number and its text being different values', () => {
+  it('find a known series again by its label values, and a new one for other values', () => {
     const counter = new SeriesCounter({
       name: 'known_total',
       help: 'Known series.',
