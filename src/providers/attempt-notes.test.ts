@@ -18,11 +18,18 @@ describe('noteUpstreamModel', () => {
 });
 
 describe('withNotedHeaders', () => {
-  it("adds the notes' headers beneath the provider's own", () => {
+  it("adds the notes' headers beneath the provider's own, to the attempt's own headers", () => {
     const headers = { authorization: 'Bearer t', accept: 'application/json' };
-    expect(
-      withNotedHeaders(headers, { headers: { traceparent: 'tp', authorization: 'Bearer stolen' } }),
-    ).toStrictEqual({ traceparent: 'tp', authorization: 'Bearer t', accept: 'application/json' });
+    const merged = withNotedHeaders(headers, {
+      headers: { traceparent: 'tp', authorization: 'Bearer stolen', tracestate: 'v=1' },
+    });
+    expect(merged).toStrictEqual({
+      traceparent: 'tp',
+      tracestate: 'v=1',
+      authorization: 'Bearer t',
+      accept: 'application/json',
+    });
+    expect(merged).toBe(headers);
   });
 
   it('hands back the same headers when there are no notes or no noted headers', () => {

@@ -23,11 +23,19 @@ export function noteUpstreamModel(notes: AttemptNotes | undefined, model: unknow
   if (notes !== undefined && typeof model === 'string') notes.upstreamModel = model;
 }
 
-/** The request headers with the notes' extra headers added beneath them (the provider's own win). */
+/**
+ * Adds the notes' extra headers to `headers` beneath them (the provider's own win) and returns it.
+ * `headers` must be the attempt's own, freshly built object: it is added to in place rather than copied,
+ * as this runs for every observed attempt.
+ */
 export function withNotedHeaders(
   headers: Record<string, string>,
   notes: AttemptNotes | undefined,
 ): Record<string, string> {
-  if (notes?.headers === undefined) return headers;
-  return { ...notes.headers, ...headers };
+  const noted = notes?.headers;
+  if (noted === undefined) return headers;
+  for (const name of Object.keys(noted)) {
+    if (!Object.hasOwn(headers, name)) headers[name] = noted[name]!;
+  }
+  return headers;
 }
