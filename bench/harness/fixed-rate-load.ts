@@ -19,7 +19,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import type { LoadResult, LoadTarget } from './load.js';
+import { sendOnce, type LoadResult, type LoadTarget } from './load.js';
 import { percentile } from './stats.js';
 
 export interface FixedRateOptions {
@@ -100,21 +100,9 @@ export async function runFixedRateLoad(
     const sentAt = performance.now();
     const isMeasured = dueAt >= measureFrom;
     if (isMeasured) sendLags.push(sentAt - dueAt);
-    let firstByteAt = Number.NaN;
+    let firstByteAt: number;
     try {
-      const response = await pool.request({
-        method: 'POST',
-        path: target.path,
-        headers: target.headers,
-        body: target.body,
-      });
-      let size = 0;
-      for await (const chunk of response.body) {
-        if (size === 0) firstByteAt = performance.now();
-        size += (chunk as Buffer).length;
-      }
-      if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
-      if (size === 0) throw new Error('empty body');
+      firstByteAt = await sendOnce(pool, target);
     } catch (error) {
       errors++;
       firstError ??= error instanceof Error ? error.message : String(error);

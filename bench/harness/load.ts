@@ -52,6 +52,28 @@ export interface LoadResult {
   firstByte: Percentiles;
 }
 
+/**
+ * Sends `target` once and reads its answer to the end; resolves with the time its first body chunk
+ * came (`performance.now()`), or rejects when the answer is not a 200 with a body.
+ */
+export async function sendOnce(pool: Pool, target: LoadTarget): Promise<number> {
+  const response = await pool.request({
+    method: 'POST',
+    path: target.path,
+    headers: target.headers,
+    body: target.body,
+  });
+  let firstByteAt = Number.NaN;
+  let size = 0;
+  for await (const chunk of response.body) {
+    if (size === 0) firstByteAt = performance.now();
+    size += (chunk as Buffer).length;
+  }
+  if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+  if (size === 0) throw new Error('empty body');
+  return firstByteAt;
+}
+
 /** Runs the load and resolves with what was measured after the warm-up. */
 export async function runLoad(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   const pool = new Pool(target.origin, {
@@ -79,21 +101,9 @@ export async function runLoad(target: LoadTarget, options: LoadOptions): Promise
   async function loop(): Promise<void> {
     while (!isDone()) {
       const sentAt = performance.now();
-      let firstByteAt = Number.NaN;
+      let firstByteAt: number;
       try {
-        const response = await pool.request({
-          method: 'POST',
-          path: target.path,
-          headers: target.headers,
-          body: target.body,
-        });
-        let size = 0;
-        for await (const chunk of response.body) {
-          if (size === 0) firstByteAt = performance.now();
-          size += (chunk as Buffer).length;
-        }
-        if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
-        if (size === 0) throw new Error('empty body');
+        firstByteAt = await sendOnce(pool, target);
       } catch (error) {
         errors++;
         firstError ??= error instanceof Error ? error.message : String(error);
