@@ -329,9 +329,11 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     this.#operation = operation;
     const spans = instruments.spans;
     if (spans === undefined) return;
-    const incoming = trace.getSpanContext(
-      instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter),
-    );
+    // Without a `traceparent` the propagator finds nothing (it ignores a lone `tracestate`, as W3C trace
+    // context asks), so it is asked only when there is one: most exchanges start a trace of their own.
+    const incoming = start.headers['traceparent']
+      ? trace.getSpanContext(instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter))
+      : undefined;
     let parent: ParentSpan | undefined;
     let isParentSampled = false;
     if (incoming !== undefined && isSpanContextValid(incoming)) {
