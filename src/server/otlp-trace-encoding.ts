@@ -82,11 +82,11 @@ const spanAttributeFields = new KeyValueFields(9);
 /** `Span`, field by field (`trace.proto`), as field 2 of `ScopeSpans`. */
 function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
   const start = writer.beginMessage(2);
-  writer.hexBytesField(1, span.traceId);
-  writer.hexBytesField(2, span.spanId);
+  writer.idField(1, span.traceId);
+  writer.idField(2, span.spanId);
   const parent = span.parent;
   if (parent?.traceState !== undefined && parent.traceState !== '') writer.stringField(3, parent.traceState);
-  if (parent !== undefined) writer.hexBytesField(4, parent.spanId);
+  if (parent !== undefined) writer.idField(4, parent.spanId);
   writer.stringField(5, span.name);
   writer.varintField(6, span.kind);
   writeUnixNanos(writer, 7, span.startMs);
@@ -123,7 +123,8 @@ function protobufRequest(origin: TraceExportOrigin, spans: Buffer): Buffer {
   writer.raw(spans);
   writer.endMessage(scopeSpans);
   writer.endMessage(resourceSpans);
-  return writer.bytes();
+  // The writer is this request's alone: its bytes are the request, not copied once more.
+  return writer.view();
 }
 
 /** Bytes a span usually takes, to size a batch's buffer once (it grows if the batch needs more). */
@@ -178,12 +179,12 @@ function jsonAttributes(keysAndValues: readonly (string | SpanAttributeValue)[])
 function jsonSpan(span: RecordedSpan): string {
   const parent = span.parent;
   return JSON.stringify({
-    traceId: span.traceId,
-    spanId: span.spanId,
+    traceId: span.traceId.hex,
+    spanId: span.spanId.hex,
     ...(parent?.traceState === undefined || parent.traceState === ''
       ? {}
       : { traceState: parent.traceState }),
-    ...(parent === undefined ? {} : { parentSpanId: parent.spanId }),
+    ...(parent === undefined ? {} : { parentSpanId: parent.spanId.hex }),
     flags: spanFlags(span),
     name: span.name,
     kind: span.kind,

@@ -1,8 +1,8 @@
 /**
  * A protobuf wire-format writer over a Node `Buffer`, for the OTLP span encoding: varints, fixed-width
  * numbers, strings and bytes, and nested messages whose length is filled in when they end. Short ASCII
- * strings are copied unit by unit, others go through `Buffer`'s native UTF-8 writer, hex ids through its
- * hex writer, and a constant field can be written once and copied thereafter ({@link ProtobufWriter.raw}),
+ * strings are copied unit by unit, others go through `Buffer`'s native UTF-8 writer, ids are copied
+ * from their bytes, and a constant field can be written once and copied thereafter ({@link ProtobufWriter.raw}),
  * which is what makes an exchange's spans cheap to encode.
  *
  * ```ts
@@ -15,6 +15,8 @@
  *
  * @module
  */
+
+import type { SpanContextId } from './span-context-id.js';
 
 /** Protobuf wire types. */
 export const WIRE_VARINT = 0;
@@ -161,13 +163,14 @@ export class ProtobufWriter {
     this.#position += this.#buffer.write(value, this.#position, bytes, 'utf8');
   }
 
-  /** A `bytes` field from its hex spelling (a trace or span id). */
-  hexBytesField(field: number, hex: string): void {
-    const bytes = hex.length >>> 1;
+  /** A `bytes` field holding a trace or span id. */
+  idField(field: number, id: SpanContextId): void {
+    const length = id.length;
     this.tag(field, WIRE_LENGTH_DELIMITED);
-    this.varint(bytes);
-    this.#ensure(bytes);
-    this.#position += this.#buffer.write(hex, this.#position, bytes, 'hex');
+    this.varint(length);
+    this.#ensure(length);
+    id.copyTo(this.#buffer, this.#position);
+    this.#position += length;
   }
 
   /** Bytes written as they are (an encoded field kept from an earlier write). */
