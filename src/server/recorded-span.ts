@@ -33,9 +33,15 @@ export interface ParentSpan {
   readonly isRemote: boolean;
 }
 
+/**
+ * When the process's monotonic clock started, in Unix milliseconds. It does not change, and Node's
+ * `performance.timeOrigin` getter computes (and allocates) it again on every read.
+ */
+const TIME_ORIGIN_MS = performance.timeOrigin;
+
 /** Unix time in milliseconds, with the monotonic clock's fraction. */
 export function nowUnixMs(): number {
-  return performance.timeOrigin + performance.now();
+  return TIME_ORIGIN_MS + performance.now();
 }
 
 /** A new random trace id (16 bytes). */
@@ -49,10 +55,14 @@ export function newSpanId(): SpanContextId {
 }
 
 /** A span of one exchange or one upstream attempt, from its start to its end. */
-export class RecordedSpan {
+export class RecordedSpan implements ParentSpan {
   readonly traceId: SpanContextId;
   readonly spanId: SpanContextId;
   readonly parent: ParentSpan | undefined;
+  /** The trace state this span's trace came with (what its children pass on). */
+  readonly traceState: string | undefined;
+  /** As the parent of another span: this process's own. */
+  readonly isRemote = false;
   name: string;
   readonly kind: number;
   startMs: number;
@@ -66,6 +76,7 @@ export class RecordedSpan {
     this.traceId = traceId;
     this.spanId = newSpanId();
     this.parent = parent;
+    this.traceState = parent?.traceState;
     this.name = name;
     this.kind = kind;
     this.startMs = nowUnixMs();
@@ -88,13 +99,8 @@ export class RecordedSpan {
     this.statusMessage = message;
   }
 
-  /** This span as the parent of another (in this process). */
+  /** This span as the parent of another (in this process): the span itself, no copy. */
   asParent(): ParentSpan {
-    return {
-      traceId: this.traceId,
-      spanId: this.spanId,
-      traceState: this.parent?.traceState,
-      isRemote: false,
-    };
+    return this;
   }
 }

@@ -18,6 +18,9 @@ const POOL_BYTES = 8192;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 
+/** The ASCII codes of the lower-case hex digits. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+
 /** A trace or span id; see the module comment. */
 export class SpanContextId {
   /** The bytes live in `#source` from `#offset` (the random pool, or the bytes of a parsed header). */
@@ -64,6 +67,17 @@ export class SpanContextId {
   /** Lower-case hex, as in a `traceparent` header and OTLP's JSON. */
   get hex(): string {
     return (this.#hex ??= this.#source.toString('hex', this.#offset, this.#offset + this.length));
+  }
+
+  /** Writes the lower-case hex of the bytes into `target` at `at`, as ASCII: two bytes per byte. */
+  writeHex(target: Uint8Array, at: number): void {
+    const source = this.#source;
+    const offset = this.#offset;
+    for (let index = 0; index < this.length; index++) {
+      const byte = source[offset + index]!;
+      target[at + 2 * index] = HEX_DIGITS[byte >>> 4]!;
+      target[at + 2 * index + 1] = HEX_DIGITS[byte & 0x0f]!;
+    }
   }
 
   /** Copies the bytes into `target` at `at`. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { SpanContextId } from './span-context-id.js';
 import type { SamplerSettings } from './tracing.js';
 
 /** 2^52: the trace id's last 13 hex digits are read as an integer below this (exact in a double). */
@@ -20,7 +21,7 @@ export function isWithinRatio(traceId: string, ratio: number): boolean {
 }
 
 /**
- * Whether to record an exchange of trace `traceId`.
+ * Whether to record an exchange of trace `traceId`. Only the ratio samplers read the id (spelled in hex).
  *
  * @param isParentSampled The caller's sampled flag from its `traceparent`, or `undefined` when the
  * exchange has no parent. The parent-based samplers follow it (a sampled parent is recorded, an
@@ -29,7 +30,7 @@ export function isWithinRatio(traceId: string, ratio: number): boolean {
 export function isTraceSampled(
   sampler: SamplerSettings,
   isParentSampled: boolean | undefined,
-  traceId: string,
+  traceId: SpanContextId,
 ): boolean {
   switch (sampler.name) {
     case 'always_on':
@@ -37,12 +38,12 @@ export function isTraceSampled(
     case 'always_off':
       return false;
     case 'traceidratio':
-      return isWithinRatio(traceId, sampler.ratio ?? 1);
+      return isWithinRatio(traceId.hex, sampler.ratio ?? 1);
     case 'parentbased_always_on':
       return isParentSampled ?? true;
     case 'parentbased_always_off':
       return isParentSampled ?? false;
     case 'parentbased_traceidratio':
-      return isParentSampled ?? isWithinRatio(traceId, sampler.ratio ?? 1);
+      return isParentSampled ?? isWithinRatio(traceId.hex, sampler.ratio ?? 1);
   }
 }

@@ -54,6 +54,7 @@ import {
   type SpanAttributeValue,
 } from './recorded-span.js';
 import { SpanContextId } from './span-context-id.js';
+import { formatTraceparent } from './traceparent.js';
 import { SpanBatches } from './span-batches.js';
 import { isTraceSampled } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
@@ -299,11 +300,6 @@ interface Instruments {
 /** The telemetry of a route that is not a model exchange: nothing. */
 const SKIPPED: ExchangeTelemetry = { streamOpened() {}, end() {} };
 
-/** A W3C `traceparent` (version 00) for a span of trace `traceId`. */
-function traceparent(traceId: SpanContextId, spanId: SpanContextId, isSampled: boolean): string {
-  return `00-${traceId.hex}-${spanId.hex}-${isSampled ? '01' : '00'}`;
-}
-
 /**
  * One exchange's span, its attempts' child spans, and its GenAI measurements. One object per exchange
  * that is its own observer: no closure, map or context is made per exchange beyond its spans.
@@ -357,8 +353,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     }
     const traceId = parent?.traceId ?? newTraceId();
     this.#traceId = traceId;
-    // The hex is needed anyway for the `traceparent` of the first attempt (and is kept with the id).
-    if (!isTraceSampled(spans.sampler, parent === undefined ? undefined : isParentSampled, traceId.hex)) {
+    if (!isTraceSampled(spans.sampler, parent === undefined ? undefined : isParentSampled, traceId)) {
       this.#unrecordedSpanId = newSpanId();
       return;
     }
@@ -378,7 +373,9 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
 
   /** The headers that carry this trace upstream: the attempt's span, or the unrecorded exchange's. */
   #carrier(spanId: SpanContextId, isSampled: boolean): Record<string, string> {
-    const carrier: Record<string, string> = { traceparent: traceparent(this.#traceId!, spanId, isSampled) };
+    const carrier: Record<string, string> = {
+      traceparent: formatTraceparent(this.#traceId!, spanId, isSampled),
+    };
     if (this.#traceState !== undefined && this.#traceState !== '') carrier['tracestate'] = this.#traceState;
     return carrier;
   }

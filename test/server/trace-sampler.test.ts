@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newTraceId } from '../../src/server/recorded-span.js';
+import { SpanContextId } from '../../src/server/span-context-id.js';
 import { isTraceSampled, isWithinRatio } from '../../src/server/trace-sampler.js';
 
 describe('isWithinRatio', () => {
@@ -39,7 +40,7 @@ describe('isWithinRatio', () => {
 });
 
 describe('isTraceSampled', () => {
-  const id = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const id = SpanContextId.fromHex('4bf92f3577b34da6a3ce929d0e0e4736')!;
 
   it('follows the parent under the parent-based samplers, and uses the root sampler only without one', () => {
     for (const name of [
