@@ -79,9 +79,12 @@ function writeUnixNanos(writer: ProtobufWriter, field: number, ms: number): void
 /** The `Span.attributes` (field 9) fields that repeat, kept encoded for the whole process. */
 const spanAttributeFields = new KeyValueFields(9);
 
+/** A span's length takes two bytes (128 bytes to 16 KiB): kept for it, the span is never moved. */
+const SPAN_LENGTH_BYTES = 2;
+
 /** `Span`, field by field (`trace.proto`), as field 2 of `ScopeSpans`. */
 function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
-  const start = writer.beginMessage(2);
+  const start = writer.beginMessage(2, SPAN_LENGTH_BYTES);
   writer.idField(1, span.traceId);
   writer.idField(2, span.spanId);
   const parent = span.parent;
@@ -101,7 +104,7 @@ function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
     writer.endMessage(status);
   }
   writer.fixed32Field(16, spanFlags(span));
-  writer.endMessage(start);
+  writer.endMessage(start, SPAN_LENGTH_BYTES);
 }
 
 /**

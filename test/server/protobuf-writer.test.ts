@@ -67,3 +67,47 @@ describe('writeAscii', () => {
     expect(writeAscii(new Uint8Array(8), 0, 'é')).toBe(-1);
   });
 });
+
+describe('ProtobufWriter messages and fixed-width numbers', () => {
+  /** A message of `size` bytes of content, begun with `lengthBytes` kept for its length. */
+  function message(size: number, lengthBytes: number): Buffer {
+    const writer = new ProtobufWriter(4);
+    writer.varintField(1, 150);
+    const start = writer.beginMessage(2, lengthBytes);
+    writer.raw(Buffer.alloc(size, 0x61));
+    writer.endMessage(start, lengthBytes);
+    writer.varintField(3, 1);
+    return writer.bytes();
+  }
+
+  it.each([0, 1, 127, 128, 300, 16_383, 16_384, 70_000])(
+    'writes a message of %i bytes with its length in as few bytes as it takes, however many were kept',
+    (size) => {
+      const lengthBytes = size < 0x80 ? 1 : size < 0x4000 ? 2 : 3;
+      const length: number[] = [];
+      for (
+        let remaining = size, index = 0;
+        index < lengthBytes;
+        index++, remaining = Math.floor(remaining / 0x80)
+      ) {
+        length.push((remaining % 0x80) | (index < lengthBytes - 1 ? 0x80 : 0));
+      }
+      const expected = Buffer.concat([
+        Buffer.from([0x08, 0x96, 0x01, 0x12, ...length]),
+        Buffer.alloc(size, 0x61),
+        Buffer.from([0x18, 0x01]),
+      ]);
+      for (const kept of [1, 2, 3]) expect(message(size, kept)).toStrictEqual(expected);
+    },
+  );
+
+  it('writes fixed32 and fixed64 fields little-endian, to the top bit', () => {
+    const writer = new ProtobufWriter(2);
+    writer.fixed32Field(16, 0x301);
+    writer.fixed32Field(16, 0xfedcba98);
+    writer.fixed64PartsField(7, 0x89abcdef, 0xfedcba98);
+    expect(writer.bytes().toString('hex')).toBe(
+      ['8501', '01030000', '8501', '98badcfe', '39', 'efcdab89', '98badcfe'].join(''),
+    );
+  });
+});
