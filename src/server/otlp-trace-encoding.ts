@@ -12,6 +12,7 @@
  * @module
  */
 import { KeyValueFields, writeAttributes } from './otlp-attributes.js';
+import type { PresetAttributes } from './preset-attributes.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import type { RecordedSpan, SpanAttributeValue } from './recorded-span.js';
 
@@ -79,6 +80,13 @@ function writeUnixNanos(writer: ProtobufWriter, field: number, ms: number): void
 /** The `Span.attributes` (field 9) fields that repeat, kept encoded for the whole process. */
 const spanAttributeFields = new KeyValueFields(9);
 
+/** The `Span.attributes` fields of preset attributes, encoded once for every span that has them. */
+function presetFields(preset: PresetAttributes): Uint8Array {
+  const writer = new ProtobufWriter(256);
+  writeAttributes(writer, 9, preset.keysAndValues);
+  return writer.bytes();
+}
+
 /** A span's length takes two bytes (128 bytes to 16 KiB): kept for it, the span is never moved. */
 const SPAN_LENGTH_BYTES = 2;
 
@@ -94,6 +102,8 @@ function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
   writer.varintField(6, span.kind);
   writeUnixNanos(writer, 7, span.startMs);
   writeUnixNanos(writer, 8, span.endMs);
+  const preset = span.preset;
+  if (preset !== undefined) writer.raw((preset.protobufFields ??= presetFields(preset)));
   spanAttributeFields.write(writer, span.attributes);
   if (span.statusCode !== 0) {
     // `Status`: message 2, code 3.
@@ -193,7 +203,10 @@ function jsonSpan(span: RecordedSpan): string {
     kind: span.kind,
     startTimeUnixNano: String(unixNanos(span.startMs)),
     endTimeUnixNano: String(unixNanos(span.endMs)),
-    attributes: jsonAttributes(span.attributes),
+    attributes:
+      span.preset === undefined
+        ? jsonAttributes(span.attributes)
+        : [...jsonAttributes(span.preset.keysAndValues), ...jsonAttributes(span.attributes)],
     status:
       span.statusCode === 0
         ? {}

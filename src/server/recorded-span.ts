@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { PresetAttributes } from './preset-attributes.js';
 import { SpanContextId } from './span-context-id.js';
 
 /** OTLP's span kinds (`opentelemetry/proto/trace/v1/trace.proto`): the two the proxy makes. */
@@ -67,18 +68,30 @@ export class RecordedSpan implements ParentSpan {
   readonly kind: number;
   startMs: number;
   endMs = 0;
-  /** Keys and values, alternating; a key set twice keeps its last value. */
+  /** The attributes the span starts with, shared with other spans; never set again. */
+  readonly preset: PresetAttributes | undefined;
+  /**
+   * The other attributes: keys and values, alternating; a key set twice keeps its last value. They
+   * follow the preset ones, and are never one of them.
+   */
   readonly attributes: (string | SpanAttributeValue)[] = [];
   statusCode = 0;
   statusMessage: string | undefined;
 
-  constructor(traceId: SpanContextId, parent: ParentSpan | undefined, name: string, kind: number) {
+  constructor(
+    traceId: SpanContextId,
+    parent: ParentSpan | undefined,
+    name: string,
+    kind: number,
+    preset?: PresetAttributes,
+  ) {
     this.traceId = traceId;
     this.spanId = newSpanId();
     this.parent = parent;
     this.traceState = parent?.traceState;
     this.name = name;
     this.kind = kind;
+    this.preset = preset;
     this.startMs = nowUnixMs();
   }
 

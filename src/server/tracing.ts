@@ -55,6 +55,7 @@ import {
 } from './recorded-span.js';
 import { SpanContextId } from './span-context-id.js';
 import { formatTraceparent } from './traceparent.js';
+import { PresetAttributes } from './preset-attributes.js';
 import { SpanBatches } from './span-batches.js';
 import { isTraceSampled } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
@@ -295,6 +296,54 @@ interface Instruments {
   /** Where finished spans go, and which exchanges are recorded; absent when traces are off. */
   readonly spans?: { readonly batches: SpanBatches; readonly sampler: SamplerSettings };
   readonly histograms?: GenAiHistograms;
+  /** The preset attributes of exchange spans, by path and method (see {@link exchangePreset}). */
+  readonly exchangePresets: Map<string, Map<string, PresetAttributes>>;
+  /** The preset attributes of attempt spans, by attempt number. */
+  readonly attemptPresets: PresetAttributes[];
+}
+
+/**
+ * Preset attributes kept, of each kind: a path is one of the few model routes and a method one the
+ * HTTP parser knows, attempts are few; past the bound a span gets preset attributes of its own.
+ */
+const MAX_PRESETS = 64;
+
+/** An exchange span's first attributes: its operation, the provider, its method and path. */
+function exchangePreset(instruments: Instruments, operation: string, start: ExchangeStart): PresetAttributes {
+  let byMethod = instruments.exchangePresets.get(start.path);
+  const known = byMethod?.get(start.method);
+  if (known !== undefined) return known;
+  const preset = new PresetAttributes([
+    'gen_ai.operation.name',
+    operation,
+    'gen_ai.provider.name',
+    instruments.providerName,
+    'http.request.method',
+    start.method,
+    'url.path',
+    start.path,
+  ]);
+  if (byMethod === undefined && instruments.exchangePresets.size < MAX_PRESETS) {
+    byMethod = new Map();
+    instruments.exchangePresets.set(start.path, byMethod);
+  }
+  if (byMethod !== undefined && byMethod.size < MAX_PRESETS) byMethod.set(start.method, preset);
+  return preset;
+}
+
+/** An attempt span's first attributes: the provider and the attempt's number. */
+function attemptPreset(instruments: Instruments, number: number): PresetAttributes {
+  const known = instruments.attemptPresets[number];
+  if (known !== undefined) return known;
+  const preset = new PresetAttributes([
+    'gen_ai.provider.name',
+    instruments.providerName,
+    'tpx.attempt',
+    number,
+  ]);
+  if (Number.isInteger(number) && number >= 0 && number < MAX_PRESETS)
+    instruments.attemptPresets[number] = preset;
+  return preset;
 }
 
 /** The telemetry of a route that is not a model exchange: nothing. */
@@ -357,18 +406,13 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       this.#unrecordedSpanId = newSpanId();
       return;
     }
-    const span = new RecordedSpan(traceId, parent, operation, SPAN_KIND_SERVER);
-    span.attributes.push(
-      'gen_ai.operation.name',
+    this.#span = new RecordedSpan(
+      traceId,
+      parent,
       operation,
-      'gen_ai.provider.name',
-      instruments.providerName,
-      'http.request.method',
-      start.method,
-      'url.path',
-      start.path,
+      SPAN_KIND_SERVER,
+      exchangePreset(instruments, operation, start),
     );
-    this.#span = span;
   }
 
   /** The headers that carry this trace upstream: the attempt's span, or the unrecorded exchange's. */
@@ -393,12 +437,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       span.asParent(),
       `${this.#operation} attempt ${attempt.number}`,
       SPAN_KIND_CLIENT,
-    );
-    child.attributes.push(
-      'gen_ai.provider.name',
-      this.#instruments.providerName,
-      'tpx.attempt',
-      attempt.number,
+      attemptPreset(this.#instruments, attempt.number),
     );
     if (this.#attemptSpan !== undefined) {
       this.#overlapping ??= new Map();
@@ -452,7 +491,8 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     );
     const span = this.#span;
     if (span === undefined) return;
-    // The operation and provider were set when the span started; only what the end knows is added.
+    // The operation, provider, method and path are the span's preset attributes; only what the end
+    // knows is added.
     const known = span.attributes;
     if (record.model !== undefined) {
       span.name = `${this.#operation} ${record.model}`;
@@ -563,6 +603,8 @@ export async function startTracing(
     propagator,
     ...(spans === undefined ? {} : { spans }),
     ...(histograms === undefined ? {} : { histograms }),
+    exchangePresets: new Map(),
+    attemptPresets: [],
   };
 
   function startExchange(start: ExchangeStart): ExchangeTelemetry {

@@ -13,6 +13,7 @@ import {
   newSpanId,
   newTraceId,
 } from '../../src/server/recorded-span.js';
+import { PresetAttributes } from '../../src/server/preset-attributes.js';
 import { SpanContextId } from '../../src/server/span-context-id.js';
 import { decodeTraceRequest } from '../helpers/otlp-protobuf.js';
 
@@ -179,6 +180,26 @@ describe('OTLP trace encoding', () => {
       expect(decoded.map((span) => span['name'])).toStrictEqual(spans.map((span) => span.name));
       expect(decoded.map((span) => span['spanId'])).toStrictEqual(spans.map((span) => span.spanId.hex));
       expect(decoded[7]!['attributes']).toContainEqual({ key: 'tpx.long', value: { stringValue: long } });
+    }
+  });
+
+  it('writes preset attributes first, as if each had been set on the span, and shares them between spans', () => {
+    const preset = new PresetAttributes(['gen_ai.operation.name', 'chat', 'tpx.attempt', 2]);
+    const spans = ['first', 'second'].map((name) => {
+      const span = new RecordedSpan(newTraceId(), undefined, name, SPAN_KIND_SERVER, preset);
+      span.setAttribute('tpx.request_id', `req_${name}`);
+      span.endMs = span.startMs;
+      return span;
+    });
+    const { protobuf, json } = readBack(spans);
+    for (const request of [protobuf, json]) {
+      expect(spansIn(request).map((span) => span['attributes'])).toStrictEqual(
+        ['first', 'second'].map((name) => [
+          { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+          { key: 'tpx.attempt', value: { intValue: '2' } },
+          { key: 'tpx.request_id', value: { stringValue: `req_${name}` } },
+        ]),
+      );
     }
   });
 
