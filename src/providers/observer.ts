@@ -82,6 +82,64 @@ export interface ObservedAttempt {
 }
 
 /**
+ * One attempt being observed. A class rather than closures and a getter object: it runs for every
+ * observed attempt, and one object with plain fields is all it takes.
+ */
+class ObservedAttemptRecord implements ObservedAttempt {
+  readonly notes: AttemptNotes = {};
+  isEnded = false;
+  readonly #observer: ExchangeObserver;
+  readonly #number: number;
+  readonly #provider: ProviderName;
+  readonly #fallbackModel: string | undefined;
+  readonly #now: () => number;
+  readonly #startedMs: number;
+
+  constructor(
+    observer: ExchangeObserver,
+    number: number,
+    provider: ProviderName,
+    fallbackModel: string | undefined,
+    now: () => number,
+  ) {
+    this.#observer = observer;
+    this.#number = number;
+    this.#provider = provider;
+    this.#fallbackModel = fallbackModel;
+    this.#now = now;
+    this.#startedMs = now();
+    try {
+      const headers = observer.onAttemptStart?.({ number, provider });
+      if (headers !== undefined && headers !== null) this.notes.headers = headers;
+    } catch {
+      // An observer's failure must not become the exchange's: see the module comment.
+    }
+  }
+
+  end(status: number, error?: TransportError): void {
+    if (this.isEnded) return;
+    this.isEnded = true;
+    const event: AttemptEnd = {
+      number: this.#number,
+      provider: this.#provider,
+      durationMs: this.#now() - this.#startedMs,
+    };
+    if (status !== 0) event.status = status;
+    if (error !== undefined) event.error = error;
+    const model = this.notes.upstreamModel ?? this.#fallbackModel;
+    if (model !== undefined) event.upstreamModel = model;
+    try {
+      this.#observer.onAttemptEnd?.(event);
+    } catch {
+      // As above: an observer's failure is not the exchange's.
+    }
+  }
+}
+
+/** The process's monotonic clock in milliseconds (bound once, not per attempt). */
+const performanceNow = performance.now.bind(performance);
+
+/**
  * Starts observing one attempt, or returns `undefined` when no one observes it (the common case,
  * which then costs nothing).
  *
@@ -93,32 +151,10 @@ export function startAttempt(
   number: number,
   provider: ProviderName,
   fallbackModel: string | undefined,
-  now: () => number = performance.now.bind(performance),
+  now: () => number = performanceNow,
 ): ObservedAttempt | undefined {
   if (observer === undefined) return undefined;
-  const startedMs = now();
-  const notes: AttemptNotes = {};
-  quietly(() => {
-    const headers = observer.onAttemptStart?.({ number, provider });
-    if (headers !== undefined && headers !== null) notes.headers = headers;
-  });
-  let isEnded = false;
-  return {
-    notes,
-    get isEnded() {
-      return isEnded;
-    },
-    end(status, error) {
-      if (isEnded) return;
-      isEnded = true;
-      const event: AttemptEnd = { number, provider, durationMs: now() - startedMs };
-      if (status !== 0) event.status = status;
-      if (error !== undefined) event.error = error;
-      const model = notes.upstreamModel ?? fallbackModel;
-      if (model !== undefined) event.upstreamModel = model;
-      quietly(() => observer.onAttemptEnd?.(event));
-    },
-  };
+  return new ObservedAttemptRecord(observer, number, provider, fallbackModel, now);
 }
 
 /** `tokens` with each refresh reported to `observer` (or `tokens` itself when there is no observer). */

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { KeyValueFields, writeAttributes } from './otlp-attributes.js';
 import { ProtobufWriter } from './protobuf-writer.js';
 import type { RecordedSpan, SpanAttributeValue } from './recorded-span.js';
 
@@ -75,69 +76,22 @@ function writeUnixNanos(writer: ProtobufWriter, field: number, ms: number): void
   );
 }
 
-/**
- * Each attribute key's `KeyValue.key` field, encoded once: the keys are the proxy's own names (and the
- * resource's), a short fixed list. Bounded all the same; past the bound keys are encoded each time.
- */
-const MAX_KEYS = 256;
-const encodedKeys = new Map<string, Buffer>();
-
-function keyField(key: string): Buffer | undefined {
-  const known = encodedKeys.get(key);
-  if (known !== undefined || encodedKeys.size >= MAX_KEYS) return known;
-  const writer = new ProtobufWriter(16 + key.length * 3);
-  writer.stringField(1, key);
-  const bytes = writer.bytes();
-  encodedKeys.set(key, bytes);
-  return bytes;
-}
-
-/** `AnyValue`: string 1, bool 2, int 3, double 4, array 5 (`ArrayValue`: values 1). */
-function writeAnyValue(writer: ProtobufWriter, field: number, value: SpanAttributeValue): void {
-  const start = writer.beginMessage(field);
-  if (typeof value === 'string') writer.stringField(1, value);
-  else if (typeof value === 'boolean') writer.boolField(2, value);
-  else if (typeof value === 'number') {
-    if (Number.isSafeInteger(value)) writer.varintField(3, value);
-    else writer.doubleField(4, value);
-  } else {
-    const array = writer.beginMessage(5);
-    for (const item of value) writeAnyValue(writer, 1, item);
-    writer.endMessage(array);
-  }
-  writer.endMessage(start);
-}
-
-/** A `KeyValue` (key 1, value 2) for each attribute, under `field`. */
-function writeAttributes(
-  writer: ProtobufWriter,
-  field: number,
-  keysAndValues: readonly (string | SpanAttributeValue)[],
-): void {
-  for (let index = 0; index < keysAndValues.length; index += 2) {
-    const key = keysAndValues[index] as string;
-    const start = writer.beginMessage(field);
-    const encodedKey = keyField(key);
-    if (encodedKey === undefined) writer.stringField(1, key);
-    else writer.raw(encodedKey);
-    writeAnyValue(writer, 2, keysAndValues[index + 1]!);
-    writer.endMessage(start);
-  }
-}
+/** The `Span.attributes` (field 9) fields that repeat, kept encoded for the whole process. */
+const spanAttributeFields = new KeyValueFields(9);
 
 /** `Span`, field by field (`trace.proto`), as field 2 of `ScopeSpans`. */
 function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
   const start = writer.beginMessage(2);
-  writer.hexBytesField(1, span.traceId);
-  writer.hexBytesField(2, span.spanId);
+  writer.idField(1, span.traceId);
+  writer.idField(2, span.spanId);
   const parent = span.parent;
   if (parent?.traceState !== undefined && parent.traceState !== '') writer.stringField(3, parent.traceState);
-  if (parent !== undefined) writer.hexBytesField(4, parent.spanId);
+  if (parent !== undefined) writer.idField(4, parent.spanId);
   writer.stringField(5, span.name);
   writer.varintField(6, span.kind);
   writeUnixNanos(writer, 7, span.startMs);
   writeUnixNanos(writer, 8, span.endMs);
-  writeAttributes(writer, 9, span.attributes);
+  spanAttributeFields.write(writer, span.attributes);
   if (span.statusCode !== 0) {
     // `Status`: message 2, code 3.
     const status = writer.beginMessage(15);
@@ -169,7 +123,8 @@ function protobufRequest(origin: TraceExportOrigin, spans: Buffer): Buffer {
   writer.raw(spans);
   writer.endMessage(scopeSpans);
   writer.endMessage(resourceSpans);
-  return writer.bytes();
+  // The writer is this request's alone: its bytes are the request, not copied once more.
+  return writer.view();
 }
 
 /** Bytes a span usually takes, to size a batch's buffer once (it grows if the batch needs more). */
@@ -224,12 +179,12 @@ function jsonAttributes(keysAndValues: readonly (string | SpanAttributeValue)[])
 function jsonSpan(span: RecordedSpan): string {
   const parent = span.parent;
   return JSON.stringify({
-    traceId: span.traceId,
-    spanId: span.spanId,
+    traceId: span.traceId.hex,
+    spanId: span.spanId.hex,
     ...(parent?.traceState === undefined || parent.traceState === ''
       ? {}
       : { traceState: parent.traceState }),
-    ...(parent === undefined ? {} : { parentSpanId: parent.spanId }),
+    ...(parent === undefined ? {} : { parentSpanId: parent.spanId.hex }),
     flags: spanFlags(span),
     name: span.name,
     kind: span.kind,

@@ -6,12 +6,12 @@
  * attribute, keeps a resource, a scope, limits, events and links, and costs several times the whole
  * budget of an exchange's telemetry.
  *
- * Ids are lower-case hex, as in a `traceparent` header. Times are milliseconds since the Unix epoch,
- * with the fraction the monotonic clock gives.
+ * Ids are bytes, spelled in hex only where a string is needed (`span-context-id.ts`). Times are
+ * milliseconds since the Unix epoch, with the fraction the monotonic clock gives.
  *
  * @module
  */
-import { randomFillSync } from 'node:crypto';
+import { SpanContextId } from './span-context-id.js';
 
 /** OTLP's span kinds (`opentelemetry/proto/trace/v1/trace.proto`): the two the proxy makes. */
 export const SPAN_KIND_SERVER = 2;
@@ -25,8 +25,8 @@ export type SpanAttributeValue = string | number | boolean | readonly string[];
 
 /** The parent of a span, as it came in a `traceparent` header or from the exchange span. */
 export interface ParentSpan {
-  readonly traceId: string;
-  readonly spanId: string;
+  readonly traceId: SpanContextId;
+  readonly spanId: SpanContextId;
   /** The incoming `tracestate`, passed on as is. */
   readonly traceState?: string | undefined;
   /** Whether the parent came from another process. */
@@ -38,43 +38,20 @@ export function nowUnixMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** How many ids one refill of the random pool serves (16 bytes for a trace id, 8 for a span id). */
-const POOL_BYTES = 8192;
-let pool = Buffer.alloc(0);
-let offset = 0;
-
-/**
- * `bytes` random bytes as hex, never all zero (an all-zero id is invalid in W3C trace context). The
- * bytes come from the system's random source in blocks of {@link POOL_BYTES}, not one call per id.
- */
-function randomHex(bytes: number): string {
-  for (;;) {
-    if (offset + bytes > pool.length) {
-      pool = randomFillSync(Buffer.allocUnsafe(POOL_BYTES));
-      offset = 0;
-    }
-    const start = offset;
-    offset += bytes;
-    for (let index = start; index < offset; index++) {
-      if (pool[index] !== 0) return pool.toString('hex', start, offset);
-    }
-  }
+/** A new random trace id (16 bytes). */
+export function newTraceId(): SpanContextId {
+  return SpanContextId.random(16);
 }
 
-/** A new random trace id: 32 hex digits. */
-export function newTraceId(): string {
-  return randomHex(16);
-}
-
-/** A new random span id: 16 hex digits. */
-export function newSpanId(): string {
-  return randomHex(8);
+/** A new random span id (8 bytes). */
+export function newSpanId(): SpanContextId {
+  return SpanContextId.random(8);
 }
 
 /** A span of one exchange or one upstream attempt, from its start to its end. */
 export class RecordedSpan {
-  readonly traceId: string;
-  readonly spanId: string;
+  readonly traceId: SpanContextId;
+  readonly spanId: SpanContextId;
   readonly parent: ParentSpan | undefined;
   name: string;
   readonly kind: number;
@@ -85,7 +62,7 @@ export class RecordedSpan {
   statusCode = 0;
   statusMessage: string | undefined;
 
-  constructor(traceId: string, parent: ParentSpan | undefined, name: string, kind: number) {
+  constructor(traceId: SpanContextId, parent: ParentSpan | undefined, name: string, kind: number) {
     this.traceId = traceId;
     this.spanId = newSpanId();
     this.parent = parent;

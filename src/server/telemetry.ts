@@ -68,11 +68,13 @@ class CombinedExchange implements ExchangeTelemetry, ExchangeObserver {
     if (only !== undefined) this.observer = only;
   }
 
-  onAttemptStart(attempt: AttemptStart): Record<string, string> | undefined {
-    let headers: Record<string, string> | undefined;
+  onAttemptStart(attempt: AttemptStart): Readonly<Record<string, string>> | undefined {
+    let headers: Readonly<Record<string, string>> | undefined;
     for (const exchange of this.#exchanges) {
       const more = exchange.observer?.onAttemptStart?.(attempt);
-      if (more !== undefined && more !== null) headers = { ...more, ...headers };
+      if (more === undefined || more === null) continue;
+      // Usually one part (tracing) has headers: they are passed on as they are, and copied only to merge.
+      headers = headers === undefined ? more : { ...more, ...headers };
     }
     return headers;
   }

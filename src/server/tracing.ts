@@ -53,6 +53,7 @@ import {
   type ParentSpan,
   type SpanAttributeValue,
 } from './recorded-span.js';
+import { SpanContextId } from './span-context-id.js';
 import { SpanBatches } from './span-batches.js';
 import { isTraceSampled } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
@@ -299,8 +300,8 @@ interface Instruments {
 const SKIPPED: ExchangeTelemetry = { streamOpened() {}, end() {} };
 
 /** A W3C `traceparent` (version 00) for a span of trace `traceId`. */
-function traceparent(traceId: string, spanId: string, isSampled: boolean): string {
-  return `00-${traceId}-${spanId}-${isSampled ? '01' : '00'}`;
+function traceparent(traceId: SpanContextId, spanId: SpanContextId, isSampled: boolean): string {
+  return `00-${traceId.hex}-${spanId.hex}-${isSampled ? '01' : '00'}`;
 }
 
 /**
@@ -312,12 +313,12 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
   readonly #instruments: Instruments;
   readonly #operation: string;
   readonly #startedMs = performance.now();
-  readonly #traceId: string = '';
+  readonly #traceId: SpanContextId | undefined;
   readonly #traceState: string | undefined;
   /** The exchange span, when this exchange is recorded. */
   readonly #span: RecordedSpan | undefined;
   /** The span id told upstream when the exchange is not recorded (the trace goes on without it). */
-  readonly #unrecordedSpanId: string | undefined;
+  readonly #unrecordedSpanId: SpanContextId | undefined;
   #responseModel: string | undefined;
   /** The attempt in flight (attempts follow one another), and any that overlapped it, by number. */
   #attemptNumber = 0;
@@ -329,27 +330,39 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     this.#operation = operation;
     const spans = instruments.spans;
     if (spans === undefined) return;
-    const incoming = trace.getSpanContext(
-      instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter),
-    );
+    // Without a `traceparent` the propagator finds nothing (it ignores a lone `tracestate`, as W3C trace
+    // context asks), so it is asked only when there is one: most exchanges start a trace of their own.
+    const incoming = start.headers['traceparent']
+      ? trace.getSpanContext(instruments.propagator.extract(ROOT_CONTEXT, start.headers, headerGetter))
+      : undefined;
     let parent: ParentSpan | undefined;
     let isParentSampled = false;
-    if (incoming !== undefined && isSpanContextValid(incoming)) {
+    // The propagator accepts lower-case hex ids only (W3C trace context), so both spell bytes.
+    const incomingTraceId = incoming === undefined ? undefined : SpanContextId.fromHex(incoming.traceId);
+    const incomingSpanId = incoming === undefined ? undefined : SpanContextId.fromHex(incoming.spanId);
+    if (
+      incoming !== undefined &&
+      incomingTraceId !== undefined &&
+      incomingSpanId !== undefined &&
+      isSpanContextValid(incoming)
+    ) {
       this.#traceState = incoming.traceState?.serialize();
       parent = {
-        traceId: incoming.traceId,
-        spanId: incoming.spanId,
+        traceId: incomingTraceId,
+        spanId: incomingSpanId,
         traceState: this.#traceState,
         isRemote: true,
       };
       isParentSampled = (incoming.traceFlags & TraceFlags.SAMPLED) !== 0;
     }
-    this.#traceId = parent?.traceId ?? newTraceId();
-    if (!isTraceSampled(spans.sampler, parent === undefined ? undefined : isParentSampled, this.#traceId)) {
+    const traceId = parent?.traceId ?? newTraceId();
+    this.#traceId = traceId;
+    // The hex is needed anyway for the `traceparent` of the first attempt (and is kept with the id).
+    if (!isTraceSampled(spans.sampler, parent === undefined ? undefined : isParentSampled, traceId.hex)) {
       this.#unrecordedSpanId = newSpanId();
       return;
     }
-    const span = new RecordedSpan(this.#traceId, parent, operation, SPAN_KIND_SERVER);
+    const span = new RecordedSpan(traceId, parent, operation, SPAN_KIND_SERVER);
     span.attributes.push(
       'gen_ai.operation.name',
       operation,
@@ -364,8 +377,8 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
   }
 
   /** The headers that carry this trace upstream: the attempt's span, or the unrecorded exchange's. */
-  #carrier(spanId: string, isSampled: boolean): Record<string, string> {
-    const carrier: Record<string, string> = { traceparent: traceparent(this.#traceId, spanId, isSampled) };
+  #carrier(spanId: SpanContextId, isSampled: boolean): Record<string, string> {
+    const carrier: Record<string, string> = { traceparent: traceparent(this.#traceId!, spanId, isSampled) };
     if (this.#traceState !== undefined && this.#traceState !== '') carrier['tracestate'] = this.#traceState;
     return carrier;
   }
@@ -379,7 +392,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       return this.#carrier(this.#unrecordedSpanId!, false);
     }
     const child = new RecordedSpan(
-      this.#traceId,
+      span.traceId,
       span.asParent(),
       `${this.#operation} attempt ${attempt.number}`,
       SPAN_KIND_CLIENT,

@@ -13,7 +13,15 @@ import {
   newSpanId,
   newTraceId,
 } from '../../src/server/recorded-span.js';
+import { SpanContextId } from '../../src/server/span-context-id.js';
 import { decodeTraceRequest } from '../helpers/otlp-protobuf.js';
+
+/** The id a test spells in hex. */
+function id(hex: string): SpanContextId {
+  const parsed = SpanContextId.fromHex(hex);
+  if (parsed === undefined) throw new Error(`not an id: ${hex}`);
+  return parsed;
+}
 
 const ORIGIN: TraceExportOrigin = {
   resourceAttributes: [
@@ -54,10 +62,10 @@ function spansIn(request: Decoded): Record<string, unknown>[] {
 /** An exchange span continuing a remote caller, with every kind of attribute value, failed. */
 function exchangeSpan(): RecordedSpan {
   const span = new RecordedSpan(
-    '4bf92f3577b34da6a3ce929d0e0e4736',
+    id('4bf92f3577b34da6a3ce929d0e0e4736'),
     {
-      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
-      spanId: '00f067aa0ba902b7',
+      traceId: id('4bf92f3577b34da6a3ce929d0e0e4736'),
+      spanId: id('00f067aa0ba902b7'),
       traceState: 'vendor=a,other=b',
       isRemote: true,
     },
@@ -116,13 +124,13 @@ describe('OTLP trace encoding', () => {
     const { protobuf, json } = readBack([exchange, attempt]);
     for (const request of [protobuf, json]) {
       const [first, second] = spansIn(request);
-      expect(first).toStrictEqual({ ...EXPECTED_EXCHANGE, spanId: exchange.spanId });
+      expect(first).toStrictEqual({ ...EXPECTED_EXCHANGE, spanId: exchange.spanId.hex });
       expect(second).toStrictEqual({
-        traceId: exchange.traceId,
-        spanId: attempt.spanId,
+        traceId: exchange.traceId.hex,
+        spanId: attempt.spanId.hex,
         // The exchange's trace state goes on with its trace.
         traceState: 'vendor=a,other=b',
-        parentSpanId: exchange.spanId,
+        parentSpanId: exchange.spanId.hex,
         flags: 0x101,
         name: 'chat attempt 1',
         kind: 3,
@@ -146,8 +154,8 @@ describe('OTLP trace encoding', () => {
     const { protobuf } = readBack([span]);
     const [decoded] = spansIn(protobuf);
     expect(decoded).toStrictEqual({
-      traceId: span.traceId,
-      spanId: span.spanId,
+      traceId: span.traceId.hex,
+      spanId: span.spanId.hex,
       flags: 0x101,
       name: 'chat',
       kind: 2,
@@ -169,7 +177,7 @@ describe('OTLP trace encoding', () => {
     for (const request of [protobuf, json]) {
       const decoded = spansIn(request);
       expect(decoded.map((span) => span['name'])).toStrictEqual(spans.map((span) => span.name));
-      expect(decoded.map((span) => span['spanId'])).toStrictEqual(spans.map((span) => span.spanId));
+      expect(decoded.map((span) => span['spanId'])).toStrictEqual(spans.map((span) => span.spanId.hex));
       expect(decoded[7]!['attributes']).toContainEqual({ key: 'tpx.long', value: { stringValue: long } });
     }
   });
@@ -196,8 +204,8 @@ describe('OTLP trace encoding', () => {
 
 describe('span ids', () => {
   it('are lower-case hex of the W3C lengths, never all zero, and do not repeat', () => {
-    const traceIds = new Set(Array.from({ length: 2000 }, () => newTraceId()));
-    const spanIds = new Set(Array.from({ length: 2000 }, () => newSpanId()));
+    const traceIds = new Set(Array.from({ length: 2000 }, () => newTraceId().hex));
+    const spanIds = new Set(Array.from({ length: 2000 }, () => newSpanId().hex));
     expect(traceIds.size).toBe(2000);
     expect(spanIds.size).toBe(2000);
     for (const id of traceIds) expect(id).toMatch(/^(?!0{32})[0-9a-f]{32}$/);

@@ -8,7 +8,11 @@ import { isTraceSampled, isWithinRatio } from '../../src/server/trace-sampler.js
 
 describe('isWithinRatio', () => {
   it('keeps no trace at 0 and every trace at 1, whatever its id', () => {
-    for (const id of ['00000000000000000000000000000001', 'ffffffffffffffffffffffffffffffff', newTraceId()]) {
+    for (const id of [
+      '00000000000000000000000000000001',
+      'ffffffffffffffffffffffffffffffff',
+      newTraceId().hex,
+    ]) {
       expect(isWithinRatio(id, 0)).toBe(false);
       expect(isWithinRatio(id, 1)).toBe(true);
     }
@@ -23,7 +27,7 @@ describe('isWithinRatio', () => {
   });
 
   it('keeps about the ratio of random traces, and the same ones every time', () => {
-    const ids = Array.from({ length: 20_000 }, () => newTraceId());
+    const ids = Array.from({ length: 20_000 }, () => newTraceId().hex);
     const kept = ids.filter((id) => isWithinRatio(id, 0.1));
     expect(kept.length / ids.length).toBeGreaterThan(0.09);
     expect(kept.length / ids.length).toBeLessThan(0.11);
