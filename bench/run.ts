@@ -15,7 +15,8 @@
  * `--out <file>` (default `bench/results.json` for a full run of every suite, else nothing);
  * `--cpu-prof-dir <dir>` (run `tpx serve` and the pass-through with `node --cpu-prof`; the profiles,
  * `<provider>-serve.cpuprofile` and `<provider>-pass-through.cpuprofile`, are written there on exit;
- * with the observability suite, its four `tpx serve` processes as `observability-<variant>.cpuprofile`).
+ * with the observability suite, each fleet's `tpx serve` processes as
+ * `observability-<variant>-round-<n>.cpuprofile`).
  *
  * Nothing here is a test: no number fails the run. The run fails only when a benchmark cannot do its
  * work (a translation that produces the wrong thing, a proxy that answers an error).
@@ -111,7 +112,8 @@ const CONFIG = isSmoke
       observability: {
         // The closed loops are informational and set the fixed rate; the target is judged at the rate.
         closedLoop: { rounds: 3, warmupMs: 300, durationMs: 1_000 },
-        fixedRate: { rounds: 7, warmupMs: 300, durationMs: 1_500, rateFraction: 0.5, maxInFlight: 64 },
+        // Fleet rounds: fresh processes of every variant, loaded at the same time (see the suite).
+        fixedRate: { rounds: 9, warmupMs: 1_500, durationMs: 3_000, rateFraction: 0.6, maxInFlight: 64 },
         idleMs: 3_000,
         scrapes: 20,
       },

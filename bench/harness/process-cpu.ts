@@ -29,6 +29,19 @@ export function threadCpuMs(pid: number): number {
   return totalNs / 1e6;
 }
 
+/**
+ * The CPU time of the main thread of `pid` (whose thread id is the process id), in ms: in Node, the
+ * thread that runs JavaScript; the others are the garbage collector's and the compiler's helpers and
+ * libuv's pool. `NaN` when it cannot be read.
+ */
+export function mainThreadCpuMs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** The pids of the processes `pid` started (Linux `/proc/<pid>/task/<tid>/children`). */
 export function childPids(pid: number): number[] {
   const pids: number[] = [];

@@ -1,6 +1,6 @@
 /**
- * Benchmark 6: what observability costs. Four `tpx serve` processes in front of the same
- * `tpx mock-model` (tpx provider), side by side in rotating order, for a few rounds:
+ * Benchmark 6: what observability costs. `tpx serve` in front of the same `tpx mock-model` (tpx
+ * provider), with:
  *
  * - off: `--no-metrics`, no `OTEL_*` variable (the OpenTelemetry SDK is not even loaded);
  * - metrics: the Prometheus metrics, on by default;
@@ -14,21 +14,27 @@
  * Each under three loads: a one-line prompt as JSON and as a stream, and an agent's first turn (a
  * 12 KiB request with 16 tool definitions, streamed), whose own work is larger, as in real use.
  *
- * Each load runs twice. First as a closed loop of 16 connections, each sending again as soon as its
- * answer ends: a variant that is a little slower is then sent fewer requests a second, each wake-up of
- * its event loop carries fewer of them, and its CPU per request rises for that reason alone. So these
- * rows are informational, and they set the rate of the second run: requests started on a schedule at
- * the same rate for every variant (`fixed-rate-load.ts`), half the slowest variant's closed-loop
- * throughput, so that each keeps up. A proxy gets the requests it gets, whatever its telemetry: what
- * telemetry costs per request is a question about the same traffic.
+ * First a closed loop of 16 connections per variant, one variant after the other in rotating order
+ * (`variants.ts`), each connection sending again as soon as its answer ends: informational (a variant
+ * that is a little slower is sent fewer requests a second, each wake-up of its event loop carries fewer
+ * of them, and its CPU per request rises for that reason alone), and its throughput sets the rate of
+ * the runs the target is judged on.
  *
- * The measure is each process's CPU time per request (`/proc/<pid>/task/*`/schedstat, nanoseconds), and
- * the target is metrics + tracing ≤ 1.05× off at the fixed rate, the median of the per-round ratios; a
- * row in which a variant missed more than 2% of its requests is flagged as not the same traffic and not
- * judged. Two costs that do
- * not grow with the requests are measured apart, after the loads: each process's CPU time per second
- * while idle (timers, the event-loop monitor of the default metrics, the exporters' schedules), and the
- * CPU time of one `/metrics` scrape, which a Prometheus server makes every 15–60 s whatever the traffic.
+ * Those are fleet rounds (`fleet-rounds.ts`): each round starts a fresh process of every variant, and
+ * a second "off" process as a control, warms them up, and sends each of them the same fixed-rate load
+ * at the same time (`fixed-rate-load.ts`); a proxy gets the requests it gets, whatever its telemetry,
+ * so what telemetry costs per request is a question about the same traffic, and loaded at once the
+ * variants meet the same machine. The measure is each process's CPU time per request
+ * (`/proc/<pid>/task/*`/schedstat, nanoseconds; every thread, and its main thread alone), and the
+ * target is metrics + tracing ≤ 1.05× off, the median of the per-round ratios. The control's ratio to
+ * off is the run's own resolution: two processes that do the same work, measured the same way. A row in
+ * which a variant missed more than 2% of its requests is flagged as not the same traffic and not
+ * judged.
+ *
+ * Two costs that do not grow with the requests are measured apart, after the closed loops: each
+ * process's CPU time per second while idle (timers, the event-loop monitor of the default metrics, the
+ * exporters' schedules), and the CPU time of one `/metrics` scrape, which a Prometheus server makes
+ * every 15–60 s whatever the traffic.
  *
  * @module
  */
@@ -36,6 +42,12 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { cleanEnv, spawnServer, START_TIMEOUT_MS, type ChildServer } from '../harness/children.js';
+import {
+  runFleetRounds,
+  type FleetLoad,
+  type FleetMeasurement,
+  type FleetRunOptions,
+} from '../harness/fleet-rounds.js';
 import type { LoadTarget } from '../harness/load.js';
 import { threadCpuMs } from '../harness/process-cpu.js';
 import { formatDuration, formatRatio, median, round, verdict } from '../harness/stats.js';
@@ -69,20 +81,22 @@ export interface ObservabilityOptions {
    * their throughput sets the fixed rate.
    */
   closedLoop: VariantRunOptions;
-  /** The loads the target is judged on: requests started at the same fixed rate for every variant. */
-  fixedRate: VariantRunOptions & {
-    /** The rate of a load: this share of the slowest variant's closed-loop throughput, two digits. */
+  /** The fleet rounds the target is judged on: every variant at the same fixed rate, at the same time. */
+  fixedRate: FleetRunOptions & {
+    /**
+     * The whole fleet's requests a second, as a share of the slowest variant's closed-loop throughput
+     * (each process gets its part of it), two digits.
+     */
     rateFraction: number;
-    /** Requests in flight at most; one due beyond that is missed (and reported). */
-    maxInFlight: number;
   };
   /** How long each process is left idle to measure its CPU time per second at rest. */
   idleMs: number;
   /** Scrapes of `/metrics` to time, one after the other. */
   scrapes: number;
   /**
-   * When set, the four `tpx serve` processes run with `--cpu-prof` and write `observability-off`,
-   * `-metrics`, `-tracing` and `-tracing-sampled.cpuprofile` here on exit: profiles made under the same interleaved loads,
+   * When set, the fleets' `tpx serve` processes run with `--cpu-prof` and write
+   * `observability-<variant>-round-<n>.cpuprofile` here on exit (variant: `off`, `control`, `metrics`,
+   * `tracing`, `tracing-sampled`): profiles of processes that served the same loads at the same time,
    * to hold against each other (`bench/profile/telemetry-share.ts`).
    */
   cpuProfileDir?: string | undefined;
@@ -99,8 +113,20 @@ const CLOSED_LOOP_CONNECTIONS = 16;
 /** The sampled variant traces one root exchange in ten (`parentbased_traceidratio`, 0.1). */
 const SAMPLED = 'metrics + tracing 1/10';
 const VARIANTS = ['off', 'metrics', 'metrics + tracing', SAMPLED] as const;
-const ON_VARIANTS = ['metrics', 'metrics + tracing', SAMPLED] as const;
-type OnVariant = (typeof ON_VARIANTS)[number];
+/** A second process with observability off, in every fleet: its ratio to off is the run's resolution. */
+const CONTROL = 'off, second process';
+const FLEET_VARIANTS = ['off', CONTROL, 'metrics', 'metrics + tracing', SAMPLED] as const;
+type FleetVariant = (typeof FLEET_VARIANTS)[number];
+const COMPARED_VARIANTS = [CONTROL, 'metrics', 'metrics + tracing', SAMPLED] as const;
+type ComparedVariant = (typeof COMPARED_VARIANTS)[number];
+/** The variant's name in a profile's file name. */
+const PROFILE_NAMES: Record<FleetVariant, string> = {
+  off: 'off',
+  [CONTROL]: 'control',
+  metrics: 'metrics',
+  'metrics + tracing': 'tracing',
+  [SAMPLED]: 'tracing-sampled',
+};
 
 export interface ObservabilityRow {
   /** `fixed rate` (what the target is judged on) or `closed loop` (informational). */
@@ -112,6 +138,8 @@ export interface ObservabilityRow {
   p50Ms: number;
   p99Ms: number;
   cpuUsPerRequest: number;
+  /** At a fixed rate: the main thread's part of `cpuUsPerRequest` (median over rounds). */
+  mainThreadCpuUsPerRequest?: number;
   /** Requests answered over every round, warm-ups included (to put a profile's samples per request). */
   totalRequests: number;
   /** At a fixed rate: the rate asked for, the rate achieved (median over rounds), what was missed. */
@@ -129,18 +157,21 @@ export interface ObservabilityRow {
 export interface ObservabilityRatio {
   /** The load's name at its fixed rate (`json at 540/s`). */
   load: string;
-  /** Requests a second of the fixed rate. */
+  /** Requests a second of the fixed rate, to each process. */
   ratePerSecond: number;
-  variant: OnVariant;
-  /** CPU per request at the fixed rate, this variant / off, median of the per-round ratios. */
+  /** An observability variant, or the control (a second process with it off). */
+  variant: ComparedVariant;
+  /** CPU per request at the fixed rate (every thread), this variant / off, median of the per-round ratios. */
   cpuRatio: number;
   perRound: number[];
+  /** The same for the main thread's CPU alone. */
+  mainThreadCpuRatio: number;
   /** Achieved rate, this variant / off (should be 1). */
   throughputRatio: number;
   /** Whether this variant and off both got the asked traffic in every round. */
   sameTraffic: boolean;
-  /** The same ratios in the closed loop (informational: a slower variant is sent fewer requests). */
-  closedLoop: { load: string; cpuRatio: number; perRound: number[]; throughputRatio: number };
+  /** The same ratios in the closed loop (informational; there is no control process there). */
+  closedLoop?: { load: string; cpuRatio: number; perRound: number[]; throughputRatio: number };
 }
 
 /** What a process costs whatever the traffic. */
@@ -153,7 +184,7 @@ export interface FixedCost {
 }
 
 export interface ObservabilityResult {
-  /** The fixed rate of each load (by its base name: `json`, `stream`, `agent turn, stream`), req/s. */
+  /** The fixed rate of each load, to each process (by its base name: `json`, `stream`, `agent turn, stream`), req/s. */
   rates: Record<string, number>;
   rows: ObservabilityRow[];
   fixed: FixedCost[];
@@ -180,7 +211,8 @@ const MESSAGES_HEADERS = {
 };
 
 export async function runObservability(options: ObservabilityOptions): Promise<ObservabilityResult> {
-  const servers: ChildServer[] = [];
+  const upstreams: ChildServer[] = [];
+  const proxies: ChildServer[] = [];
   try {
     const [mock, receiver] = await Promise.all([
       spawnServer({
@@ -195,45 +227,45 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         startTimeoutMs: START_TIMEOUT_MS,
       }),
     ]);
-    servers.push(mock, receiver);
+    upstreams.push(mock, receiver);
     const upstream = { TPX_OAUTH_TOKEN: 'bench-token', TPX_BASE_URL: mock.url };
-    const serve = (name: string, args: string[], env: Record<string, string>) =>
-      spawnServer({
-        script: 'src/cli.ts',
-        args: ['serve', '--port', '0', ...args],
-        env: cleanEnv({ ...upstream, ...env }),
-        discardStdout: true,
-        startTimeoutMs: START_TIMEOUT_MS,
-        nodeFlags:
-          options.cpuProfileDir === undefined
-            ? []
-            : [
-                '--cpu-prof',
-                `--cpu-prof-dir=${options.cpuProfileDir}`,
-                `--cpu-prof-name=observability-${name}.cpuprofile`,
-              ],
-      });
     const tracingEnv = {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.origin,
       OTEL_METRIC_EXPORT_INTERVAL: '5000',
       OTEL_SERVICE_NAME: 'tpx-bench',
     };
-    const [off, metrics, traced, sampled] = await Promise.all([
-      serve('off', ['--no-metrics'], {}),
-      serve('metrics', [], {}),
-      serve('tracing', [], tracingEnv),
-      serve('tracing-sampled', [], {
-        ...tracingEnv,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
-      }),
-    ]);
-    servers.push(off, metrics, traced, sampled);
-    const byVariant: Record<(typeof VARIANTS)[number], ChildServer> = {
-      off,
-      metrics,
-      'metrics + tracing': traced,
-      [SAMPLED]: sampled,
+    const configuration: Record<FleetVariant, { args: string[]; env: Record<string, string> }> = {
+      off: { args: ['--no-metrics'], env: {} },
+      [CONTROL]: { args: ['--no-metrics'], env: {} },
+      metrics: { args: [], env: {} },
+      'metrics + tracing': { args: [], env: tracingEnv },
+      [SAMPLED]: {
+        args: [],
+        env: {
+          ...tracingEnv,
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.1',
+        },
+      },
+    };
+    const serve = async (variant: FleetVariant, profileName?: string): Promise<ChildServer> => {
+      const server = await spawnServer({
+        script: 'src/cli.ts',
+        args: ['serve', '--port', '0', ...configuration[variant].args],
+        env: cleanEnv({ ...upstream, ...configuration[variant].env }),
+        discardStdout: true,
+        startTimeoutMs: START_TIMEOUT_MS,
+        nodeFlags:
+          options.cpuProfileDir === undefined || profileName === undefined
+            ? []
+            : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, `--cpu-prof-name=${profileName}`],
+      });
+      proxies.push(server);
+      return server;
+    };
+    const stopProxy = async (server: ChildServer) => {
+      await server.stop();
+      proxies.splice(proxies.indexOf(server), 1);
     };
     // Keyed by the load's base name: the closed-loop and fixed-rate loads of one kind send the same bytes.
     const bodies = new Map(
@@ -242,21 +274,22 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       ),
     );
     const baseName = new Map<string, string>();
-    const target =
-      (server: ChildServer) =>
-      (stream: boolean, load: VariantLoad): LoadTarget => ({
-        origin: server.origin,
-        path: '/v1/messages',
-        headers: MESSAGES_HEADERS,
-        body: bodies.get(`${baseName.get(load.name)!}/${stream}`)!,
-      });
+    const targetOf = (server: ChildServer, load: { name: string; stream: boolean }): LoadTarget => ({
+      origin: server.origin,
+      path: '/v1/messages',
+      headers: MESSAGES_HEADERS,
+      body: bodies.get(`${baseName.get(load.name)!}/${load.stream}`)!,
+    });
+
+    // First the closed loops, one variant after the other: what each answers flat out, which sets the
+    // fixed rate. The same processes then measure the costs that do not grow with the requests.
+    const longLived = await Promise.all(VARIANTS.map((name) => serve(name)));
+    const byVariant = new Map(VARIANTS.map((name, index) => [name, longLived[index]!]));
     const variants: Variant[] = VARIANTS.map((name) => ({
       name,
-      target: target(byVariant[name]),
-      cpuMs: () => threadCpuMs(byVariant[name].pid),
+      target: (_stream, load) => targetOf(byVariant.get(name)!, load),
+      cpuMs: () => threadCpuMs(byVariant.get(name)!.pid),
     }));
-
-    // First the closed loops: what each variant answers flat out, which sets the fixed rate.
     const closedLoads: VariantLoad[] = LOADS.map((load) => ({
       name: `${load.name} c=${CLOSED_LOOP_CONNECTIONS}`,
       connections: CLOSED_LOOP_CONNECTIONS,
@@ -265,41 +298,14 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
     for (const [index, load] of closedLoads.entries()) baseName.set(load.name, LOADS[index]!.name);
     const closed = await runVariants(variants, closedLoads, options.closedLoop);
 
-    // Then every variant at the same rate per load: a share of the slowest variant's throughput, so
-    // that each keeps up.
-    const rates: Record<string, number> = {};
-    const fixedLoads: VariantLoad[] = LOADS.map((load, index) => {
-      const slowest = Math.min(
-        ...VARIANTS.map((variant) =>
-          medianOf(closed, closedLoads[index]!.name, variant, (each) => each.throughput),
-        ),
-      );
-      const rate = Math.max(1, round(options.fixedRate.rateFraction * slowest, 2));
-      rates[load.name] = rate;
-      return {
-        name: `${load.name} at ${rate}/s`,
-        connections: options.fixedRate.maxInFlight,
-        stream: load.stream,
-        ratePerSecond: rate,
-      };
-    });
-    for (const [index, load] of fixedLoads.entries()) baseName.set(load.name, LOADS[index]!.name);
-    process.stderr.write(
-      `[bench] observability: fixed rates ${fixedLoads.map((load) => load.name).join(', ')} (${
-        options.fixedRate.rateFraction * 100
-      }% of the slowest variant's closed-loop throughput)\n`,
-    );
-    const fixedRate = await runVariants(variants, fixedLoads, options.fixedRate);
-
-    // After the loads: CPU at rest, all four idle at once, then what one scrape costs.
     await sleep(Math.min(500, options.idleMs));
-    const idleBefore = VARIANTS.map((name) => threadCpuMs(byVariant[name].pid));
+    const idleBefore = VARIANTS.map((name) => threadCpuMs(byVariant.get(name)!.pid));
     const idleStartedAt = performance.now();
     await sleep(options.idleMs);
     const idleSeconds = (performance.now() - idleStartedAt) / 1000;
     const fixed: FixedCost[] = [];
     for (const [index, name] of VARIANTS.entries()) {
-      const server = byVariant[name];
+      const server = byVariant.get(name)!;
       const idleCpuMsPerSecond = (threadCpuMs(server.pid) - idleBefore[index]!) / idleSeconds;
       let scrapeCpuMs = Number.NaN;
       if (name !== 'off') {
@@ -319,6 +325,50 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         scrapeCpuMs: round(scrapeCpuMs, 3),
       });
     }
+    await Promise.all(longLived.map(stopProxy));
+
+    // Then the fleet rounds: every variant at the same rate per load, at the same time, fresh processes
+    // each round. The whole fleet's rate is a share of the slowest variant's closed-loop throughput, so
+    // that every process keeps up while the others are loaded too.
+    const rates: Record<string, number> = {};
+    const fixedLoads: FleetLoad[] = LOADS.map((load, index) => {
+      const slowest = Math.min(
+        ...VARIANTS.map((variant) =>
+          medianOf(closed, closedLoads[index]!.name, variant, (each) => each.throughput),
+        ),
+      );
+      const rate = Math.max(1, round((options.fixedRate.rateFraction * slowest) / FLEET_VARIANTS.length, 2));
+      rates[load.name] = rate;
+      return { name: `${load.name} at ${rate}/s`, stream: load.stream, ratePerSecond: rate };
+    });
+    for (const [index, load] of fixedLoads.entries()) baseName.set(load.name, LOADS[index]!.name);
+    process.stderr.write(
+      `[bench] observability: fleets of ${FLEET_VARIANTS.length} processes, each at ${fixedLoads
+        .map((load) => load.name)
+        .join(
+          ', ',
+        )} (together ${options.fixedRate.rateFraction * 100}% of the slowest variant's closed-loop throughput)\n`,
+    );
+    const fixedRate = await runFleetRounds(
+      FLEET_VARIANTS,
+      async (order, round) => {
+        const started = await Promise.all(
+          order.map((variant) =>
+            serve(
+              variant as FleetVariant,
+              `observability-${PROFILE_NAMES[variant as FleetVariant]}-round-${round + 1}.cpuprofile`,
+            ),
+          ),
+        );
+        return new Map(order.map((variant, index) => [variant, started[index]!]));
+      },
+      fixedLoads,
+      targetOf,
+      options.fixedRate,
+    );
+    // The fleets stop themselves; forget them here.
+    proxies.length = 0;
+
     const received = (await (
       await request(`${receiver.origin}/stats`)
     ).body.json()) as ObservabilityResult['received'];
@@ -326,55 +376,57 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       throw new Error('observability: the OTLP receiver got no trace export; tracing was not on');
     }
 
-    const rowsOf = (
+    const rowOf = (
       measurements: VariantMeasurements,
-      loads: readonly VariantLoad[],
+      load: { name: string; ratePerSecond?: number },
+      variant: string,
       mode: ObservabilityRow['mode'],
-    ): ObservabilityRow[] =>
-      loads.flatMap((load) =>
-        VARIANTS.map((variant) => {
-          const runs = measurements.get(load.name)!.get(variant)!;
-          const of = (metric: (each: VariantMeasurement) => number) =>
-            medianOf(measurements, load.name, variant, metric);
-          const row: ObservabilityRow = {
-            mode,
-            load: load.name,
-            variant,
-            requestsPerSecond: round(
-              of((each) => each.throughput),
-              4,
-            ),
-            p50Ms: round(of((each) => each.latency.p50)),
-            p99Ms: round(of((each) => each.latency.p99)),
-            cpuUsPerRequest: round(of((each) => each.cpuUsPerRequest)),
-            totalRequests: runs.reduce((sum, each) => sum + each.completedTotal, 0),
-            sameTraffic: runs.every(keptUp),
-          };
-          if (load.ratePerSecond !== undefined) {
-            const schedules = runs.map((each) => each.schedule!);
-            const due = schedules.reduce((sum, each) => sum + each.due, 0);
-            const missed = schedules.reduce((sum, each) => sum + each.missed, 0);
-            row.askedRate = load.ratePerSecond;
-            row.achievedRate = round(median(schedules.map((each) => each.achievedRate)), 4);
-            row.missedShare = round(missed / due, 3);
-            row.worstRoundMissedShare = round(
-              Math.max(...schedules.map((each) => each.missed / each.due)),
-              3,
-            );
-            const rateErrors = schedules.map((each) => each.achievedRate / each.askedRate - 1);
-            row.worstRoundRateError = round(
-              rateErrors.reduce((worst, each) => (Math.abs(each) > Math.abs(worst) ? each : worst), 0),
-              3,
-            );
-          }
-          return row;
-        }),
-      );
+    ): ObservabilityRow => {
+      const runs = measurements.get(load.name)!.get(variant)!;
+      const of = (metric: (each: VariantMeasurement) => number) =>
+        medianOf(measurements, load.name, variant, metric);
+      const row: ObservabilityRow = {
+        mode,
+        load: load.name,
+        variant,
+        requestsPerSecond: round(
+          of((each) => each.throughput),
+          4,
+        ),
+        p50Ms: round(of((each) => each.latency.p50)),
+        p99Ms: round(of((each) => each.latency.p99)),
+        cpuUsPerRequest: round(of((each) => each.cpuUsPerRequest)),
+        totalRequests: runs.reduce((sum, each) => sum + each.completedTotal, 0),
+        sameTraffic: runs.every(keptUp),
+      };
+      if (load.ratePerSecond !== undefined) {
+        row.mainThreadCpuUsPerRequest = round(
+          median((runs as FleetMeasurement[]).map((each) => each.mainThreadCpuUsPerRequest)),
+        );
+        const schedules = runs.map((each) => each.schedule!);
+        const due = schedules.reduce((sum, each) => sum + each.due, 0);
+        const missed = schedules.reduce((sum, each) => sum + each.missed, 0);
+        row.askedRate = load.ratePerSecond;
+        row.achievedRate = round(median(schedules.map((each) => each.achievedRate)), 4);
+        row.missedShare = round(missed / due, 3);
+        row.worstRoundMissedShare = round(Math.max(...schedules.map((each) => each.missed / each.due)), 3);
+        const rateErrors = schedules.map((each) => each.achievedRate / each.askedRate - 1);
+        row.worstRoundRateError = round(
+          rateErrors.reduce((worst, each) => (Math.abs(each) > Math.abs(worst) ? each : worst), 0),
+          3,
+        );
+      }
+      return row;
+    };
     const rows = [
-      ...rowsOf(fixedRate, fixedLoads, 'fixed rate'),
-      ...rowsOf(closed, closedLoads, 'closed loop'),
+      ...fixedLoads.flatMap((load) =>
+        FLEET_VARIANTS.map((variant) => rowOf(fixedRate, load, variant, 'fixed rate')),
+      ),
+      ...closedLoads.flatMap((load) =>
+        VARIANTS.map((variant) => rowOf(closed, load, variant, 'closed loop')),
+      ),
     ];
-    const ratioOf = (measurements: VariantMeasurements, load: string, variant: OnVariant) => {
+    const ratioOf = (measurements: VariantMeasurements, load: string, variant: string) => {
       const perRound = perRoundRatios(measurements, load, variant, 'off', (each) => each.cpuUsPerRequest);
       const throughput = perRoundRatios(measurements, load, variant, 'off', (each) =>
         each.schedule === undefined ? each.throughput : each.schedule.achievedRate,
@@ -386,14 +438,34 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       };
     };
     const ratios: ObservabilityRatio[] = fixedLoads.flatMap((load, index) =>
-      ON_VARIANTS.map((variant) => ({
-        load: load.name,
-        ratePerSecond: load.ratePerSecond!,
-        variant,
-        ...ratioOf(fixedRate, load.name, variant),
-        sameTraffic: [variant, 'off'].every((name) => fixedRate.get(load.name)!.get(name)!.every(keptUp)),
-        closedLoop: { load: closedLoads[index]!.name, ...ratioOf(closed, closedLoads[index]!.name, variant) },
-      })),
+      COMPARED_VARIANTS.map((variant) => {
+        const ratio: ObservabilityRatio = {
+          load: load.name,
+          ratePerSecond: load.ratePerSecond,
+          variant,
+          ...ratioOf(fixedRate, load.name, variant),
+          mainThreadCpuRatio: round(
+            median(
+              perRoundRatios(
+                fixedRate,
+                load.name,
+                variant,
+                'off',
+                (each) => (each as FleetMeasurement).mainThreadCpuUsPerRequest,
+              ),
+            ),
+            3,
+          ),
+          sameTraffic: [variant, 'off'].every((name) => fixedRate.get(load.name)!.get(name)!.every(keptUp)),
+        };
+        if (variant !== CONTROL) {
+          ratio.closedLoop = {
+            load: closedLoads[index]!.name,
+            ...ratioOf(closed, closedLoads[index]!.name, variant),
+          };
+        }
+        return ratio;
+      }),
     );
     const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
     const formatSignedPercent = (share: number) => `${share >= 0 ? '+' : '−'}${percent(Math.abs(share))}`;
@@ -406,7 +478,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         .join(', ') + '.';
     const fixedRows = rows.filter((row) => row.mode === 'fixed rate');
     const measured: Table = {
-      title: `Observability at a fixed rate: the same requests a second for every variant (medians over ${options.fixedRate.rounds} rounds)`,
+      title: `Observability at a fixed rate: every variant sent the same requests at the same time (medians over ${options.fixedRate.rounds} fleet rounds)`,
       header: [
         'load',
         'observability',
@@ -416,6 +488,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         'p50',
         'p99',
         'CPU/req',
+        'of which main thread',
         'traffic',
       ],
       rows: fixedRows.map((row) => [
@@ -427,15 +500,19 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         formatDuration(row.p50Ms),
         formatDuration(row.p99Ms),
         formatDuration(row.cpuUsPerRequest / 1000),
+        formatDuration(row.mainThreadCpuUsPerRequest! / 1000),
         row.sameTraffic ? 'same' : trafficWarning,
       ]),
       notes: [
-        `Each load at ${options.fixedRate.rateFraction * 100}% of the slowest variant's closed-loop throughput (below), rounded to two`,
-        `digits; requests started on a schedule, at most ${options.fixedRate.maxInFlight} in flight (a request due beyond that is missed, not queued).`,
-        'achieved: requests sent after the warm-up and answered, per second, counted by when each was sent.',
+        `Each round: a fresh process of each variant, started in rotating order, warmed up for ${options.fixedRate.warmupMs} ms (a closed`,
+        `loop of 4 connections each), then every process sent the load at the same time: requests started on a`,
+        `schedule, at most ${options.fixedRate.maxInFlight} in flight per process (a request due beyond that is missed, not queued).`,
+        `The rate: ${options.fixedRate.rateFraction * 100}% of the slowest variant's closed-loop throughput (below) for the whole fleet, two digits.`,
+        'achieved: requests sent and answered, per second, counted by when each was sent.',
         'CPU/req: CPU time of that tpx serve process (every thread, /proc/<pid>/task/*/schedstat) over the',
-        'requests it answered, its timers between requests included. tracing: OTLP/HTTP protobuf to a',
-        `receiver on loopback, which got ${receivedNote}`,
+        'requests it answered, its timers between requests included; main thread: the thread that runs',
+        'JavaScript (the others: the garbage collector and the compiler helpers, libuv). tracing: OTLP/HTTP',
+        `protobuf to a receiver on loopback, which got ${receivedNote}`,
       ],
     };
     const summary: Table = {
@@ -446,6 +523,7 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         'on',
         'CPU/req ratio',
         'each round',
+        'main thread',
         'closed loop c=16 (info)',
         'traffic',
         'target',
@@ -456,18 +534,29 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         ratio.variant,
         formatRatio(ratio.cpuRatio),
         ratio.perRound.map((value) => value.toFixed(3)).join(' / '),
-        `${formatRatio(ratio.closedLoop.cpuRatio)} at ${formatRatio(ratio.closedLoop.throughputRatio)} the req/s`,
+        formatRatio(ratio.mainThreadCpuRatio),
+        ratio.closedLoop === undefined
+          ? ''
+          : `${formatRatio(ratio.closedLoop.cpuRatio)} at ${formatRatio(ratio.closedLoop.throughputRatio)} the req/s`,
         ratio.sameTraffic ? 'same' : trafficWarning,
-        ratio.variant === 'metrics + tracing' ? `≤ ${OBSERVABILITY_CPU_TARGET}×` : '(info)',
+        ratio.variant === 'metrics + tracing'
+          ? `≤ ${OBSERVABILITY_CPU_TARGET}×`
+          : ratio.variant === CONTROL
+            ? '(resolution)'
+            : '(info)',
         ratio.variant === 'metrics + tracing'
           ? ratio.sameTraffic
             ? verdict(ratio.cpuRatio, { max: OBSERVABILITY_CPU_TARGET })
             : 'not judged: not the same traffic'
           : '',
       ]),
+      notes: [
+        `${CONTROL}: a second process with observability off in every fleet. Its ratio to off is what this run`,
+        'cannot tell apart from nothing: a cost smaller than its distance from 1.00× is within the noise.',
+      ],
     };
     const closedTable: Table = {
-      title: `Observability in a closed loop (informational): ${CLOSED_LOOP_CONNECTIONS} connections flat out (medians over ${options.closedLoop.rounds} rounds)`,
+      title: `Observability in a closed loop (informational): ${CLOSED_LOOP_CONNECTIONS} connections flat out, one variant after the other (medians over ${options.closedLoop.rounds} rounds)`,
       header: ['load', 'observability', 'req/s', 'p50', 'CPU/req', 'CPU/req ratio', 'each round'],
       rows: closedLoads.flatMap((load) =>
         VARIANTS.map((variant) => {
@@ -501,15 +590,14 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         Number.isNaN(cost.scrapeCpuMs) ? '' : formatDuration(cost.scrapeCpuMs),
       ]),
       notes: [
-        `Idle: ${options.idleMs} ms with no request, after the loads. Scrape: the mean of ${options.scrapes} scrapes,`,
+        `Idle: ${options.idleMs} ms with no request, after the closed loops. Scrape: the mean of ${options.scrapes} scrapes,`,
         'one after the other; at one scrape every 15 s it is that much CPU per 15 s, whatever the traffic.',
       ],
     };
     return { rates, rows, ratios, fixed, received, tables: [summary, measured, closedTable, fixedTable] };
   } finally {
-    // The proxies first: the traced one exports its last spans as it stops (and only then writes its
+    // The proxies first: a traced one exports its last spans as it stops (and only then writes its
     // profile), which needs the receiver still listening.
-    const [upstreams, proxies] = [servers.slice(0, 2), servers.slice(2)];
     await Promise.all(proxies.map((server) => server.stop()));
     await Promise.all(upstreams.map((server) => server.stop()));
   }
