@@ -13,7 +13,7 @@
  */
 import { KeyValueFields, writeAttributes } from './otlp-attributes.js';
 import type { PresetAttributes } from './preset-attributes.js';
-import { ProtobufWriter } from './protobuf-writer.js';
+import { ProtobufWriter, varintSize, WIRE_LENGTH_DELIMITED } from './protobuf-writer.js';
 import type { RecordedSpan, SpanAttributeValue } from './recorded-span.js';
 
 /** What every request of a process carries besides its spans. */
@@ -31,6 +31,11 @@ export interface SpanBatchEncoding {
   add(span: RecordedSpan): void;
   /** The whole `ExportTraceServiceRequest` of the batch. */
   request(): Uint8Array;
+  /**
+   * Empties the batch to be filled again, keeping its buffer. Only once nothing reads its request any
+   * more (the request is a view of that buffer).
+   */
+  reset(): void;
 }
 
 /**
@@ -118,39 +123,97 @@ function writeSpan(writer: ProtobufWriter, span: RecordedSpan): void {
 }
 
 /**
- * The request around a batch's encoded spans: `ExportTraceServiceRequest` { resource_spans 1:
- * `ResourceSpans` { resource 1, scope_spans 2: `ScopeSpans` { scope 1, spans 2… } } }.
+ * The parts of every request of one origin that do not change: the `Resource` field (field 1 of
+ * `ResourceSpans`) and the `InstrumentationScope` field (field 1 of `ScopeSpans`), encoded.
  */
-function protobufRequest(origin: TraceExportOrigin, spans: Buffer): Buffer {
-  const writer = new ProtobufWriter(512 + spans.length);
-  const resourceSpans = writer.beginMessage(1);
-  const resource = writer.beginMessage(1);
-  writeAttributes(writer, 1, origin.resourceAttributes.flat());
-  writer.endMessage(resource);
-  const scopeSpans = writer.beginMessage(2);
+interface EncodedOrigin {
+  readonly resourceField: Buffer;
+  readonly scopeField: Buffer;
+  /** Room kept before a batch's spans for the request's head ({@link writeRequestHead}), at most. */
+  readonly headBytes: number;
+}
+
+/** The most bytes a length varint takes here (a request is far below 2^35 bytes). */
+const MAX_LENGTH_BYTES = 5;
+
+const encodedOrigins = new WeakMap<TraceExportOrigin, EncodedOrigin>();
+
+function encodeOrigin(origin: TraceExportOrigin): EncodedOrigin {
+  const known = encodedOrigins.get(origin);
+  if (known !== undefined) return known;
+  const resource = new ProtobufWriter(256);
+  const resourceStart = resource.beginMessage(1);
+  writeAttributes(resource, 1, origin.resourceAttributes.flat());
+  resource.endMessage(resourceStart);
   // `InstrumentationScope`: name 1, version 2.
-  const scope = writer.beginMessage(1);
-  writer.stringField(1, origin.scopeName);
-  if (origin.scopeVersion !== undefined) writer.stringField(2, origin.scopeVersion);
-  writer.endMessage(scope);
-  writer.raw(spans);
-  writer.endMessage(scopeSpans);
-  writer.endMessage(resourceSpans);
-  // The writer is this request's alone: its bytes are the request, not copied once more.
-  return writer.view();
+  const scope = new ProtobufWriter(64);
+  const scopeStart = scope.beginMessage(1);
+  scope.stringField(1, origin.scopeName);
+  if (origin.scopeVersion !== undefined) scope.stringField(2, origin.scopeVersion);
+  scope.endMessage(scopeStart);
+  const resourceField = resource.bytes();
+  const scopeField = scope.bytes();
+  const encoded: EncodedOrigin = {
+    resourceField,
+    scopeField,
+    headBytes: 2 * (1 + MAX_LENGTH_BYTES) + resourceField.length + scopeField.length,
+  };
+  encodedOrigins.set(origin, encoded);
+  return encoded;
+}
+
+/**
+ * Writes the head of the request around `spansBytes` bytes of encoded spans so that it ends at `end`,
+ * and returns where it starts: `ExportTraceServiceRequest` { resource_spans 1: `ResourceSpans` {
+ * resource 1, scope_spans 2: `ScopeSpans` { scope 1, spans 2… } } }, the spans being what follows.
+ */
+function writeRequestHead(
+  writer: ProtobufWriter,
+  origin: EncodedOrigin,
+  end: number,
+  spansBytes: number,
+): number {
+  const scopeSpansLength = origin.scopeField.length + spansBytes;
+  const resourceSpansLength =
+    origin.resourceField.length + 1 + varintSize(scopeSpansLength) + scopeSpansLength;
+  const headLength =
+    1 +
+    varintSize(resourceSpansLength) +
+    origin.resourceField.length +
+    1 +
+    varintSize(scopeSpansLength) +
+    origin.scopeField.length;
+  const start = end - headLength;
+  const written = writer.length;
+  writer.seek(start);
+  writer.tag(1, WIRE_LENGTH_DELIMITED);
+  writer.varint(resourceSpansLength);
+  writer.raw(origin.resourceField);
+  writer.tag(2, WIRE_LENGTH_DELIMITED);
+  writer.varint(scopeSpansLength);
+  writer.raw(origin.scopeField);
+  writer.seek(written);
+  return start;
 }
 
 /** Bytes a span usually takes, to size a batch's buffer once (it grows if the batch needs more). */
 const TYPICAL_SPAN_BYTES = 384;
 
+/**
+ * A batch in one buffer: room for the request's head, then the spans as they end. The request is that
+ * buffer from where its head starts: no second buffer, no copy of the spans.
+ */
 class ProtobufSpanBatch implements SpanBatchEncoding {
-  readonly #origin: TraceExportOrigin;
+  readonly #origin: EncodedOrigin;
   readonly #writer: ProtobufWriter;
   count = 0;
 
   constructor(origin: TraceExportOrigin, expectedSpans: number) {
-    this.#origin = origin;
-    this.#writer = new ProtobufWriter(Math.max(1024, expectedSpans * TYPICAL_SPAN_BYTES));
+    this.#origin = encodeOrigin(origin);
+    this.#writer = new ProtobufWriter(
+      this.#origin.headBytes + Math.max(1024, expectedSpans * TYPICAL_SPAN_BYTES),
+    );
+    this.#writer.seek(this.#origin.headBytes);
   }
 
   add(span: RecordedSpan): void {
@@ -158,8 +221,15 @@ class ProtobufSpanBatch implements SpanBatchEncoding {
     this.count += 1;
   }
 
+  reset(): void {
+    this.#writer.seek(this.#origin.headBytes);
+    this.count = 0;
+  }
+
   request(): Uint8Array {
-    return protobufRequest(this.#origin, this.#writer.view());
+    const headBytes = this.#origin.headBytes;
+    const start = writeRequestHead(this.#writer, this.#origin, headBytes, this.#writer.length - headBytes);
+    return this.#writer.view(start);
   }
 }
 
@@ -233,6 +303,10 @@ class JsonSpanBatch implements SpanBatchEncoding {
 
   add(span: RecordedSpan): void {
     this.#spans.push(jsonSpan(span));
+  }
+
+  reset(): void {
+    this.#spans.length = 0;
   }
 
   request(): Uint8Array {

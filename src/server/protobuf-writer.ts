@@ -222,9 +222,18 @@ export class ProtobufWriter {
     this.#position = end;
   }
 
-  /** What was written, as a view of this writer's buffer (valid until the next write). */
-  view(): Buffer {
-    return this.#buffer.subarray(0, this.#position);
+  /**
+   * Moves the write position to `position`, growing the buffer when it lies beyond: to leave room for
+   * something written later, or to write it there. Bytes skipped over are not cleared.
+   */
+  seek(position: number): void {
+    this.#ensure(position - this.#position);
+    this.#position = position;
+  }
+
+  /** What was written from `start`, as a view of this writer's buffer (valid until the next write). */
+  view(start = 0): Buffer {
+    return this.#buffer.subarray(start, this.#position);
   }
 
   /** A copy of what was written. */

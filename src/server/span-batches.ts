@@ -33,6 +33,11 @@ export class SpanBatches {
   #waiting = 0;
   #timer: NodeJS.Timeout | undefined;
   #exporting: Promise<void> | undefined;
+  /**
+   * A batch whose export succeeded, emptied, to be filled again: its buffer is reused rather than a
+   * new one allocated (and its pages touched afresh) for every batch.
+   */
+  #spare: SpanBatchEncoding | undefined;
   #isShutDown = false;
   /** Spans dropped because the queue was full. */
   droppedSpans = 0;
@@ -56,7 +61,7 @@ export class SpanBatches {
     this.#waiting += 1;
     if (this.#filling.count >= this.#settings.maxExportBatchSize) {
       this.#full.push(this.#filling);
-      this.#filling = this.#exporter.newBatch(this.#settings.maxExportBatchSize);
+      this.#filling = this.#newBatch();
     }
     this.#schedule();
   }
@@ -82,7 +87,7 @@ export class SpanBatches {
     let batch = this.#full.shift();
     if (batch === undefined) {
       batch = this.#filling;
-      this.#filling = this.#exporter.newBatch(this.#settings.maxExportBatchSize);
+      this.#filling = this.#newBatch();
     }
     this.#waiting -= batch.count;
     this.#exporting = this.#send(batch).finally(() => {
@@ -91,8 +96,18 @@ export class SpanBatches {
     });
   }
 
+  #newBatch(): SpanBatchEncoding {
+    const spare = this.#spare;
+    if (spare === undefined) return this.#exporter.newBatch(this.#settings.maxExportBatchSize);
+    this.#spare = undefined;
+    return spare;
+  }
+
   async #send(batch: SpanBatchEncoding): Promise<void> {
-    if (batch.count === 0) return;
+    if (batch.count === 0) {
+      this.#spare ??= batch;
+      return;
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -102,6 +117,10 @@ export class SpanBatches {
     });
     try {
       await Promise.race([this.#exporter.export(batch), timeout]);
+      // Delivered (the collector answered, so it read the whole request): the batch's buffer is free.
+      // A batch that failed or timed out is not reused: its request may still be on its way.
+      batch.reset();
+      this.#spare ??= batch;
     } catch {
       this.failedExports += 1;
     } finally {

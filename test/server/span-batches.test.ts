@@ -149,4 +149,45 @@ describe('span batches', () => {
     await batches.flush();
     expect(exporter.batches).toHaveLength(2);
   });
+
+  it('fill a delivered batch again instead of making a new one, and never one that failed or timed out', async () => {
+    const exporter = recorder(true);
+    const made: SpanBatchEncoding[] = [];
+    const exported: SpanBatchEncoding[] = [];
+    const counting: SpanBatchExporter = {
+      newBatch(expected) {
+        const batch = exporter.newBatch(expected);
+        made.push(batch);
+        return batch;
+      },
+      export(batch) {
+        exported.push(batch);
+        return exporter.export(batch);
+      },
+      shutdown: () => exporter.shutdown(),
+    };
+    const batches = new SpanBatches(settings({ maxExportBatchSize: 1, exportTimeoutMs: 40 }), counting);
+    // Each export is answered (or times out) before the next span comes.
+    batches.add(span('delivered'));
+    exporter.pending.shift()!.resolve();
+    await batches.flush();
+    batches.add(span('refused'));
+    exporter.pending.shift()!.reject(new Error('503 from the collector'));
+    await batches.flush();
+    batches.add(span('stuck'));
+    await batches.flush();
+    batches.add(span('last'));
+    exporter.pending.at(-1)!.resolve();
+    await batches.flush();
+    expect(exporter.batches).toStrictEqual([['delivered'], ['refused'], ['stuck'], ['last']]);
+    // The delivered batch was filled again (with the third span: the second was already in the batch
+    // being filled); the refused and the stuck batches never were.
+    const [delivered, refused, stuck, last] = exported;
+    expect(stuck).toBe(delivered);
+    expect(last).not.toBe(refused);
+    expect(last).not.toBe(stuck);
+    expect(refused).not.toBe(delivered);
+    // Without reuse there would have been one new batch per export, and one being filled.
+    expect(made).toHaveLength(exported.length);
+  });
 });
