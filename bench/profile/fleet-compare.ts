@@ -1,0 +1,100 @@
+/**
+ * Compares any `tpx serve` configurations the way the observability benchmark judges its target: fleet
+ * rounds (`bench/harness/fleet-rounds.ts`), each round a fresh process of every configuration, warmed
+ * up, then sent the same fixed-rate load at the same time. Prints each configuration's CPU per request
+ * and its ratio to the first one (every thread, and the main thread alone), the median of the
+ * per-round ratios, with each round's ratio.
+ *
+ * ```
+ * npx tsx bench/profile/fleet-compare.ts <req/s per process> <rounds> '<name>|<serve flags>|<VAR=value,…>' …
+ * # where the cost of tracing comes from: OpenTelemetry's metrics alone, spans without their export
+ * R=OTEL_EXPORTER_OTLP_ENDPOINT=RECEIVER
+ * npx tsx bench/profile/fleet-compare.ts 70 9 'off|--no-metrics|' 'metrics||' \
+ *   "otel metrics||$R,OTEL_TRACES_EXPORTER=none" "tracing||$R" \
+ *   "not exported||$R,OTEL_BSP_MAX_QUEUE_SIZE=100000,OTEL_BSP_MAX_EXPORT_BATCH_SIZE=100000,OTEL_BSP_SCHEDULE_DELAY=600000"
+ * ```
+ *
+ * The value `RECEIVER` stands for the origin of an OTLP/HTTP receiver on loopback started here
+ * (`bench/servers/otlp-receiver.ts`). Every process serves the tpx provider in front of one
+ * `tpx mock-model`. `TPX_BENCH_STREAM=1` sends streaming requests; the request is the one-line prompt.
+ *
+ * @module
+ */
+import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
+import { runFleetRounds } from '../harness/fleet-rounds.js';
+import { median } from '../harness/stats.js';
+import { shortPrompt } from '../inputs/conversations.js';
+
+const [rate = '', rounds = '', ...specs] = process.argv.slice(2);
+if (!(Number(rate) > 0) || !(Number(rounds) > 0) || specs.length < 2) {
+  process.stderr.write(
+    "usage: fleet-compare.ts <req/s per process> <rounds> '<name>|<serve flags>|<VAR=value,…>' (two or more)\n",
+  );
+  process.exit(2);
+}
+
+const upstream = await spawnServer({
+  script: 'src/cli.ts',
+  args: ['mock-model', '--port', '0'],
+  env: cleanEnv({}),
+});
+const receiver = await spawnServer({ script: 'bench/servers/otlp-receiver.ts', env: cleanEnv({}) });
+try {
+  const configurations = new Map(
+    specs.map((spec) => {
+      const [name = '', flags = '', variables = ''] = spec.split('|');
+      const env: Record<string, string> = {};
+      for (const assignment of variables.split(',').filter((each) => each !== '')) {
+        const equals = assignment.indexOf('=');
+        const value = assignment.slice(equals + 1);
+        env[assignment.slice(0, equals)] = value === 'RECEIVER' ? receiver.origin : value;
+      }
+      return [name, { flags: flags.split(' ').filter((each) => each !== ''), env }];
+    }),
+  );
+  if (configurations.size !== specs.length) throw new Error('each configuration needs a name of its own');
+  const names = [...configurations.keys()];
+  const stream = process.env['TPX_BENCH_STREAM'] === '1';
+  const body = JSON.stringify(shortPrompt({ stream }));
+  const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'x' };
+  const measurements = await runFleetRounds(
+    names,
+    async (order) => {
+      const started = await Promise.all(
+        order.map((name) => {
+          const configuration = configurations.get(name)!;
+          return spawnServer({
+            script: 'src/cli.ts',
+            args: ['serve', '--port', '0', ...configuration.flags],
+            env: cleanEnv({
+              TPX_OAUTH_TOKEN: 'bench-token',
+              TPX_BASE_URL: upstream.url,
+              ...configuration.env,
+            }),
+            discardStdout: true,
+          });
+        }),
+      );
+      return new Map(order.map((name, index): [string, ChildServer] => [name, started[index]!]));
+    },
+    [{ name: 'prompt', stream, ratePerSecond: Number(rate) }],
+    (server) => ({ origin: server.origin, path: '/v1/messages', headers, body }),
+    { rounds: Number(rounds), warmupMs: 1_500, durationMs: 3_000, maxInFlight: 64 },
+  );
+  const byName = measurements.get('prompt')!;
+  const first = byName.get(names[0]!)!;
+  const width = Math.max(...names.map((name) => name.length));
+  for (const name of names) {
+    const runs = byName.get(name)!;
+    const ratios = runs.map((run, round) => run.cpuUsPerRequest / first[round]!.cpuUsPerRequest);
+    const mainRatios = runs.map(
+      (run, round) => run.mainThreadCpuUsPerRequest / first[round]!.mainThreadCpuUsPerRequest,
+    );
+    process.stdout.write(
+      `${name.padEnd(width)}  ${median(runs.map((run) => run.cpuUsPerRequest)).toFixed(0)} µs/req  ${median(ratios).toFixed(3)}×  main thread ${median(mainRatios).toFixed(3)}×  rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}\n`,
+    );
+  }
+} finally {
+  await upstream.stop();
+  await receiver.stop();
+}
