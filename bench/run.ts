@@ -125,6 +125,8 @@ interface TargetRow {
   value: string;
   target: string;
   met: boolean;
+  /** Why the value is not held against the target (a run that did not get the traffic asked for). */
+  notJudged?: string;
 }
 
 const startedAt = Date.now();
@@ -275,6 +277,7 @@ if (only.has('observability')) {
         : `${formatRatio(ratio.cpuRatio)} ⚠ not the same traffic`,
       target: `≤ ${OBSERVABILITY_CPU_TARGET}×`,
       met: ratio.sameTraffic && ratio.cpuRatio <= OBSERVABILITY_CPU_TARGET,
+      ...(ratio.sameTraffic ? {} : { notJudged: 'not judged: not the same traffic' }),
     });
   }
 }
@@ -287,7 +290,7 @@ const summary: Table = {
     row.measure,
     row.value,
     row.target,
-    isSmoke ? '(smoke: not judged)' : row.met ? 'met' : 'NOT MET',
+    isSmoke ? '(smoke: not judged)' : (row.notJudged ?? (row.met ? 'met' : 'NOT MET')),
   ]),
   notes: isSmoke
     ? ['A smoke run is too short and too small for these numbers to mean anything; run `npm run bench`.']
