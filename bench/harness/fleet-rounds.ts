@@ -21,7 +21,7 @@
 import { runFixedRateLoad } from './fixed-rate-load.js';
 import { runLoad, type LoadTarget } from './load.js';
 import { mainThreadCpuMs, threadCpuMs } from './process-cpu.js';
-import type { VariantMeasurement, VariantMeasurements } from './variants.js';
+import { assertClean, type VariantMeasurement, type VariantMeasurements } from './variants.js';
 import type { ChildServer } from './children.js';
 
 /** One load of a fleet round: the same requests a second to every process. */
@@ -99,11 +99,7 @@ export async function runFleetRounds(
         );
         for (const [index, { variant, server }] of members.entries()) {
           const result = results[index]!;
-          if (result.requests === 0 || result.errors > 0) {
-            throw new Error(
-              `${variant} ${load.name}: ${result.requests} requests, ${result.errors} errors (${result.firstError ?? 'none'})`,
-            );
-          }
+          assertClean(result, `${variant} ${load.name}`);
           const perRequest = (ms: number) => (ms * 1000) / result.completedTotal;
           measurements
             .get(load.name)!

@@ -74,11 +74,7 @@ export async function runVariants(
                 ...timing,
               });
         const cpuUsPerRequest = ((variant.cpuMs() - cpuBefore) * 1000) / result.completedTotal;
-        if (result.requests === 0 || result.errors > 0) {
-          throw new Error(
-            `${variant.name} ${load.name}: ${result.requests} requests, ${result.errors} errors (${result.firstError ?? 'none'})`,
-          );
-        }
+        assertClean(result, `${variant.name} ${load.name}`);
         measurements
           .get(load.name)!
           .get(variant.name)!
@@ -87,6 +83,15 @@ export async function runVariants(
     }
   }
   return measurements;
+}
+
+/** Fails a side-by-side run that completed no request or saw any fail: its CPU per request means nothing. */
+export function assertClean(result: LoadResult, what: string): void {
+  if (result.requests === 0 || result.errors > 0) {
+    throw new Error(
+      `${what}: ${result.requests} requests, ${result.errors} errors (${result.firstError ?? 'none'})`,
+    );
+  }
 }
 
 /** The per-round ratios `metric(numerator) / metric(denominator)` under one load. */
