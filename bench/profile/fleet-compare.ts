@@ -79,7 +79,13 @@ try {
     },
     [{ name: 'prompt', stream, ratePerSecond: Number(rate) }],
     (server) => ({ origin: server.origin, path: '/v1/messages', headers, body }),
-    { rounds: Number(rounds), warmupMs: 1_500, durationMs: 3_000, maxInFlight: 64 },
+    {
+      rounds: Number(rounds),
+      warmupMs: Number(process.env['TPX_BENCH_WARMUP_MS'] ?? 1_500),
+      warmupRequests: Number(process.env['TPX_BENCH_WARMUP_REQUESTS'] ?? 0),
+      durationMs: Number(process.env['TPX_BENCH_DURATION_MS'] ?? 3_000),
+      maxInFlight: 64,
+    },
   );
   const byName = measurements.get('prompt')!;
   const first = byName.get(names[0]!)!;
