@@ -13,8 +13,12 @@
  *
  * ```
  * TPX_BENCH_OBSERVABILITY=tracing npx tsx bench/profile/one-load.ts tpx json 16 8 /tmp/one
- * npx tsx bench/profile/telemetry-share.ts /tmp/one/serve.cpuprofile [--cpu-us-per-request=N]
+ * npx tsx bench/profile/telemetry-share.ts /tmp/one/serve.cpuprofile [--cpu-us-per-request=N] [--warm-up=<s>]
  * ```
+ *
+ * CPU per request falls by half over a fresh process's first few thousand exchanges, while the compiler
+ * optimises their code; `--warm-up=30` leaves out the first 30 s after the first exchange, to see what a
+ * process in service spends.
  *
  * With the process's CPU time per request (one-load.ts prints it as `relay CPU`), each share is also
  * shown as microseconds per request: the profile-based cost of the telemetry in the proxy, which moves
@@ -53,7 +57,8 @@ const cpuUsPerRequest = Number(
   args.find((arg) => arg.startsWith('--cpu-us-per-request='))?.split('=')[1] ?? Number.NaN,
 );
 const top = Number(args.find((arg) => arg.startsWith('--top='))?.split('=')[1] ?? 0);
-const WARM_UP_US = 1_000_000;
+/** Left out after the first exchange: a second by default; `--warm-up=<s>` to count a warmed-up process only. */
+const WARM_UP_US = Number(args.find((arg) => arg.startsWith('--warm-up='))?.split('=')[1] ?? 1) * 1_000_000;
 
 const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));

@@ -3,9 +3,9 @@
  * (`opentelemetry/proto/collector/trace/v1/trace_service.proto`) and JSON (the protobuf JSON mapping
  * with OTLP's exceptions: ids as hex, enums as numbers).
  *
- * A span is encoded when it ends, onto the batch being filled ({@link SpanBatchEncoding}), so what waits
- * for export is bytes rather than objects: the span itself is garbage at once, while it is young and
- * cheap to collect. A batch becomes a request by putting the resource (the proxy) and the
+ * A span is encoded soon after it ends, onto the batch being filled ({@link SpanBatchEncoding}), with
+ * the few dozen that ended about the same time (`span-batches.ts`), so what waits for export is bytes
+ * rather than objects: the span itself is garbage within moments, while it is young and cheap to collect. A batch becomes a request by putting the resource (the proxy) and the
  * instrumentation scope (tpx-transport) around its spans. Only the fields the proxy's spans use are
  * written; the rest are the protocol's defaults (no events, no links, nothing dropped).
  *
@@ -24,7 +24,7 @@ export interface TraceExportOrigin {
   readonly scopeVersion?: string | undefined;
 }
 
-/** Spans encoded one by one as they end, and the request that exports them. */
+/** Spans encoded one after the other, and the request that exports them. */
 export interface SpanBatchEncoding {
   /** Spans in the batch. */
   readonly count: number;

@@ -81,6 +81,29 @@ describe('span batches', () => {
     expect(exporter.batches).toStrictEqual([['a', 'b', 'c'], ['d']]);
   });
 
+  it('with batches larger than a run of encoding, still export each as soon as it is full, in order', async () => {
+    const exporter = recorder();
+    // 50 spans a batch: not a multiple of the spans encoded together, so a batch fills mid-run.
+    const batches = new SpanBatches(settings({ maxQueueSize: 1000, maxExportBatchSize: 50 }), exporter);
+    const names = Array.from({ length: 120 }, (_, index) => `s${index}`);
+    for (const name of names) batches.add(span(name));
+    await until(() => exporter.batches.length === 2);
+    await sleep(20);
+    expect(exporter.batches).toStrictEqual([names.slice(0, 50), names.slice(50, 100)]);
+    await batches.flush();
+    expect(exporter.batches).toStrictEqual([names.slice(0, 50), names.slice(50, 100), names.slice(100)]);
+  });
+
+  it('count spans not yet encoded as queued, dropping what finds the queue full', async () => {
+    const exporter = recorder();
+    const batches = new SpanBatches(settings({ maxQueueSize: 40, maxExportBatchSize: 512 }), exporter);
+    const names = Array.from({ length: 45 }, (_, index) => `s${index}`);
+    for (const name of names) batches.add(span(name));
+    expect(batches.droppedSpans).toBe(5);
+    await batches.flush();
+    expect(exporter.batches).toStrictEqual([names.slice(0, 40)]);
+  });
+
   it('export a partial batch once the schedule delay has passed since its first span', async () => {
     const exporter = recorder();
     const batches = new SpanBatches(settings({ scheduleDelayMs: 30 }), exporter);
