@@ -21,7 +21,9 @@
  * the runs the target is judged on.
  *
  * Those are fleet rounds (`fleet-rounds.ts`): each round starts a fresh process of every variant, and
- * a second "off" process as a control, warms them up, and sends each of them the same fixed-rate load
+ * a second "off" process as a control, warms them up (a few thousand requests each: a fresh process's
+ * CPU per request falls by half over its first thousands of exchanges, as the compiler optimises their
+ * code, and a proxy in service runs the optimised code), and sends each of them the same fixed-rate load
  * at the same time (`fixed-rate-load.ts`); a proxy gets the requests it gets, whatever its telemetry,
  * so what telemetry costs per request is a question about the same traffic, and loaded at once the
  * variants meet the same machine. The measure is each process's CPU time per request
@@ -504,8 +506,9 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
         row.sameTraffic ? 'same' : trafficWarning,
       ]),
       notes: [
-        `Each round: a fresh process of each variant, started in rotating order, warmed up for ${options.fixedRate.warmupMs} ms (a closed`,
-        `loop of 4 connections each), then every process sent the load at the same time: requests started on a`,
+        `Each round: a fresh process of each variant, started in rotating order, warmed up for ${options.fixedRate.warmupMs} ms and until it`,
+        `had answered ${options.fixedRate.warmupRequests ?? 0} requests of the load (a closed loop of 4 connections each), then every`,
+        `process sent the load at the same time: requests started on a`,
         `schedule, at most ${options.fixedRate.maxInFlight} in flight per process (a request due beyond that is missed, not queued).`,
         `The rate: ${options.fixedRate.rateFraction * 100}% of the slowest variant's closed-loop throughput (below) for the whole fleet, two digits.`,
         'achieved: requests sent and answered, per second, counted by when each was sent.',
