@@ -165,6 +165,8 @@ export async function startObservability(options: {
     ...(version === undefined ? {} : { version }),
   });
   if (tracing !== undefined) result.tracing = tracing;
+  if (tracing?.spanExportLosses !== undefined)
+    result.proxyMetrics?.countSpanExportLosses(tracing.spanExportLosses);
   const telemetry = combineTelemetry(result.proxyMetrics, tracing);
   if (telemetry !== undefined) result.telemetry = telemetry;
   result.close = async () => {

@@ -13,6 +13,8 @@
  * | `tpx_errors_total` | counter | `provider`, `code` (`MODEL_*`) |
  * | `tpx_open_streams` | gauge | `provider` |
  * | `tpx_token_refreshes_total` | counter | `source`, `outcome` |
+ * | `tpx_trace_spans_dropped_total` | counter | (with tracing on) spans dropped because the export queue was full |
+ * | `tpx_trace_exports_failed_total` | counter | (with tracing on) span batches that could not be delivered |
  *
  * Labels that come from clients (the model) are bounded: at most {@link MAX_LABEL_VALUES} distinct values
  * per label, each at most {@link MAX_LABEL_LENGTH} characters; the rest count as `other`, so a client
@@ -27,6 +29,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ProviderName } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver, TransportObserver } from '../providers/observer.js';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
+import type { SpanExportLosses } from './span-batches.js';
 import type { ExchangeOutcome, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
 /** Distinct values one client-controlled label may take before new ones count as `other`. */
@@ -69,6 +72,11 @@ export interface ProxyMetrics extends Telemetry {
   readonly registry: Registry;
   /** Give this to `createTransport({ observer })`, so token refreshes are counted. */
   readonly transportObserver: TransportObserver;
+  /**
+   * Counts what the span export loses (`tpx_trace_spans_dropped_total`, `tpx_trace_exports_failed_total`),
+   * read from `losses` at each scrape. Once per process, when tracing is on.
+   */
+  countSpanExportLosses(losses: SpanExportLosses): void;
 }
 
 /** Keeps a client-controlled label within bounds; see the module comment. */
@@ -253,6 +261,30 @@ export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
       onTokenRefresh(refresh) {
         tokenRefreshes.inc({ source: refresh.source, outcome: refresh.outcome });
       },
+    },
+    countSpanExportLosses(losses) {
+      // Read at a scrape: the span batches keep the counts, and a scrape shows them at 0 until then.
+      const countOf = (name: string, help: string, read: () => number) =>
+        new Counter({
+          name,
+          help,
+          registers: [registry],
+          collect() {
+            this.reset();
+            const count = read();
+            if (count > 0) this.inc(count);
+          },
+        });
+      countOf(
+        'tpx_trace_spans_dropped_total',
+        'Finished spans dropped because the span export queue was full (OTEL_BSP_MAX_QUEUE_SIZE): the collector is away or slower than the traffic.',
+        () => losses.droppedSpans,
+      );
+      countOf(
+        'tpx_trace_exports_failed_total',
+        'Span batches that could not be delivered: the collector refused them, could not be reached, or took longer than OTEL_BSP_EXPORT_TIMEOUT.',
+        () => losses.failedExports,
+      );
     },
   };
 }

@@ -29,10 +29,18 @@ export interface SpanBatchExporter {
   shutdown(): Promise<void>;
 }
 
+/** What the span export has lost so far: read by the Prometheus metrics at each scrape. */
+export interface SpanExportLosses {
+  /** Finished spans dropped because the queue was full. */
+  readonly droppedSpans: number;
+  /** Batches that could not be delivered (refused, collector away, or too slow). */
+  readonly failedExports: number;
+}
+
 /** Spans that wait, as objects, to be encoded together; see the module comment. */
 export const ENCODE_EVERY = 32;
 
-export class SpanBatches {
+export class SpanBatches implements SpanExportLosses {
   readonly #settings: SpanBatchSettings;
   readonly #exporter: SpanBatchExporter;
   /** The batch being filled, and the full ones waiting for their export, oldest first. */

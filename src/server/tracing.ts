@@ -56,7 +56,7 @@ import {
 import { SpanContextId } from './span-context-id.js';
 import { formatTraceparent } from './traceparent.js';
 import { PresetAttributes } from './preset-attributes.js';
-import { SpanBatches } from './span-batches.js';
+import { SpanBatches, type SpanExportLosses } from './span-batches.js';
 import { isTraceSampled } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
 
@@ -252,6 +252,8 @@ export function readOtelSettings(env: Record<string, string | undefined>): OtelS
 /** Running OpenTelemetry: per-exchange telemetry, and a shutdown that flushes what is buffered. */
 export interface Tracing extends Telemetry {
   readonly settings: OtelSettings;
+  /** What the span export has lost so far; absent when traces are off (metrics only). */
+  readonly spanExportLosses?: SpanExportLosses;
   /** Exports what is still buffered, then stops. */
   shutdown(): Promise<void>;
 }
@@ -615,6 +617,7 @@ export async function startTracing(
 
   return {
     settings,
+    ...(spans === undefined ? {} : { spanExportLosses: spans.batches }),
     startExchange,
     async shutdown() {
       await Promise.allSettled(closers.map((close) => close()));

@@ -24,7 +24,11 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/**
+ * Starts a receiver on loopback. With `refuseWith`, it records each export and answers it with that
+ * status and no body, as a collector refusing the export would.
+ */
+export async function startReceiver(options: { refuseWith?: number } = {}): Promise<Receiver> {
   const exports: Export[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -37,6 +41,11 @@ export async function startReceiver(): Promise<Receiver> {
         headers: request.headers,
         body: request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body,
       });
+      if (options.refuseWith !== undefined) {
+        response.writeHead(options.refuseWith);
+        response.end();
+        return;
+      }
       // An empty export response: success, nothing rejected.
       const json = (request.headers['content-type'] ?? '').includes('json');
       response.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });

@@ -424,3 +424,23 @@ describe('the registry', () => {
     expect(names).toContain('tpx_requests_total');
   });
 });
+
+describe('tpx_trace_spans_dropped_total, tpx_trace_exports_failed_total', () => {
+  it('are absent until tracing is counted, then show what the span export lost as of each scrape', async () => {
+    const metrics = createProxyMetrics({ provider: 'tpx', collectProcessMetrics: false });
+    const names = async () => (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name);
+    expect(await names()).not.toContain('tpx_trace_spans_dropped_total');
+    const losses = { droppedSpans: 0, failedExports: 0 };
+    metrics.countSpanExportLosses(losses);
+    expect(await table(metrics, 'tpx_trace_spans_dropped_total')).toStrictEqual({ '': 0 });
+    expect(await table(metrics, 'tpx_trace_exports_failed_total')).toStrictEqual({ '': 0 });
+    losses.droppedSpans = 17;
+    losses.failedExports = 2;
+    expect(await table(metrics, 'tpx_trace_spans_dropped_total')).toStrictEqual({ '': 17 });
+    expect(await table(metrics, 'tpx_trace_exports_failed_total')).toStrictEqual({ '': 2 });
+    losses.failedExports = 3;
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('tpx_trace_spans_dropped_total 17\n');
+    expect(text).toContain('tpx_trace_exports_failed_total 3\n');
+  });
+});
