@@ -18,7 +18,6 @@
  */
 import type { SpanBatchEncoding } from './otlp-trace-encoding.js';
 import type { RecordedSpan } from './recorded-span.js';
-import type { SpanBatchSettings } from './tracing.js';
 
 /** Where batches go: an OTLP exporter, or a test's recorder. */
 export interface SpanBatchExporter {
@@ -27,6 +26,18 @@ export interface SpanBatchExporter {
   /** Sends one batch; rejects when it could not be delivered. */
   export(batch: SpanBatchEncoding): Promise<void>;
   shutdown(): Promise<void>;
+}
+
+/** How spans are batched for export (`OTEL_BSP_*`, read by `tracing.ts`). */
+export interface SpanBatchSettings {
+  /** `OTEL_BSP_SCHEDULE_DELAY`: the longest a finished span waits for its batch, ms. */
+  scheduleDelayMs: number;
+  /** `OTEL_BSP_EXPORT_TIMEOUT`: how long one export may take, ms. */
+  exportTimeoutMs: number;
+  /** `OTEL_BSP_MAX_QUEUE_SIZE`: the most spans waiting; more are dropped. */
+  maxQueueSize: number;
+  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: the most spans in one export (never more than the queue). */
+  maxExportBatchSize: number;
 }
 
 /** What the span export has lost so far: read by the Prometheus metrics at each scrape. */

@@ -6,7 +6,27 @@
  * @module
  */
 import type { SpanContextId } from './span-context-id.js';
-import type { SamplerSettings } from './tracing.js';
+
+/** The samplers of the specification's `OTEL_TRACES_SAMPLER` that a process can apply on its own. */
+export const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/**
+ * Which exchanges are traced (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, read by `tracing.ts`). The
+ * default is the specification's: follow the caller's sampled flag, trace every exchange that has no
+ * parent.
+ */
+export interface SamplerSettings {
+  name: (typeof SAMPLERS)[number];
+  /** For the two ratio samplers: the share of traces recorded, from 0 to 1 (default 1). */
+  ratio?: number;
+}
 
 /** 2^52: the trace id's last 13 hex digits are read as an integer below this (exact in a double). */
 const RATIO_SCALE = 2 ** 52;

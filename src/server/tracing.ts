@@ -56,9 +56,12 @@ import {
 import { SpanContextId } from './span-context-id.js';
 import { formatTraceparent } from './traceparent.js';
 import { PresetAttributes } from './preset-attributes.js';
-import { SpanBatches, type SpanExportLosses } from './span-batches.js';
-import { isTraceSampled } from './trace-sampler.js';
+import { SpanBatches, type SpanBatchSettings, type SpanExportLosses } from './span-batches.js';
+import { isTraceSampled, SAMPLERS, type SamplerSettings } from './trace-sampler.js';
 import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './telemetry.js';
+
+export type { SpanBatchSettings } from './span-batches.js';
+export type { SamplerSettings } from './trace-sampler.js';
 
 /** Default OTLP/HTTP endpoint (the OpenTelemetry specification's). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
@@ -77,18 +80,6 @@ const BATCH_DEFAULTS: SpanBatchSettings = {
   maxExportBatchSize: 512,
 };
 
-/** How spans are batched for export (`OTEL_BSP_*`). */
-export interface SpanBatchSettings {
-  /** `OTEL_BSP_SCHEDULE_DELAY`: the longest a finished span waits for its batch, ms. */
-  scheduleDelayMs: number;
-  /** `OTEL_BSP_EXPORT_TIMEOUT`: how long one export may take, ms. */
-  exportTimeoutMs: number;
-  /** `OTEL_BSP_MAX_QUEUE_SIZE`: the most spans waiting; more are dropped. */
-  maxQueueSize: number;
-  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: the most spans in one export (never more than the queue). */
-  maxExportBatchSize: number;
-}
-
 /** The routes that are model exchanges, and their `gen_ai.operation.name`. */
 const OPERATIONS: ReadonlyMap<string, string> = new Map([
   ['/v1/messages', 'chat'],
@@ -97,26 +88,6 @@ const OPERATIONS: ReadonlyMap<string, string> = new Map([
 ]);
 
 type Protocol = 'http/protobuf' | 'http/json';
-
-/** The samplers of the specification's `OTEL_TRACES_SAMPLER` that a process can apply on its own. */
-const SAMPLERS = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const;
-
-/**
- * Which exchanges are traced (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`). The default is the
- * specification's: follow the caller's sampled flag, trace every exchange that has no parent.
- */
-export interface SamplerSettings {
-  name: (typeof SAMPLERS)[number];
-  /** For the two ratio samplers: the share of traces recorded, from 0 to 1 (default 1). */
-  ratio?: number;
-}
 
 /** What the environment asks for, one signal at a time. */
 export interface OtelSettings {
