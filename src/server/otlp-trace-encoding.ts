@@ -217,7 +217,15 @@ class ProtobufSpanBatch implements SpanBatchEncoding {
   }
 
   add(span: RecordedSpan): void {
-    writeSpan(this.#writer, span);
+    const writer = this.#writer;
+    const before = writer.length;
+    try {
+      writeSpan(writer, span);
+    } catch (error) {
+      // Nothing of a span that could not be encoded stays in the batch.
+      writer.seek(before);
+      throw error;
+    }
     this.count += 1;
   }
 

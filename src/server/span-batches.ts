@@ -100,12 +100,22 @@ export class SpanBatches implements SpanExportLosses {
     this.#schedule();
   }
 
-  /** Encodes the spans waiting as objects onto the batches, starting a new batch each time one fills. */
+  /**
+   * Encodes the spans waiting as objects onto the batches, starting a new batch each time one fills. A
+   * span that cannot be encoded is dropped and counted, never left to fail every later run (this also
+   * runs from the export timer, where a throw would end the process).
+   */
   #encode(): void {
     const unencoded = this.#unencoded;
     const limit = this.#settings.maxExportBatchSize;
     for (const span of unencoded) {
-      this.#filling.add(span);
+      try {
+        this.#filling.add(span);
+      } catch {
+        this.#waiting -= 1;
+        this.droppedSpans += 1;
+        continue;
+      }
       if (this.#filling.count >= limit) {
         this.#full.push(this.#filling);
         this.#filling = this.#newBatch();

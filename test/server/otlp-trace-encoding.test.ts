@@ -183,6 +183,31 @@ describe('OTLP trace encoding', () => {
     }
   });
 
+  it('leaves nothing of a span that failed to encode in the batch, in either encoding', () => {
+    const named = (name: string) => {
+      const span = new RecordedSpan(newTraceId(), undefined, name, SPAN_KIND_SERVER);
+      span.setAttribute('tpx.request_id', `req_${name}`);
+      span.endMs = span.startMs;
+      return span;
+    };
+    const broken = named('broken');
+    // A value of no attribute type (a bug elsewhere), met after the span's first fields are written.
+    broken.attributes.push('tpx.bad', {} as unknown as string);
+    for (const protocol of ['http/protobuf', 'http/json'] as const) {
+      const batch = newSpanBatch(protocol, ORIGIN, 3);
+      batch.add(named('before'));
+      expect(() => batch.add(broken)).toThrow(TypeError);
+      batch.add(named('after'));
+      expect(batch.count).toBe(2);
+      const body = batch.request();
+      const request =
+        protocol === 'http/json'
+          ? (JSON.parse(Buffer.from(body).toString('utf8')) as Decoded)
+          : (decodeTraceRequest(body) as Decoded);
+      expect(spansIn(request).map((span) => span['name'])).toStrictEqual(['before', 'after']);
+    }
+  });
+
   it('writes preset attributes first, as if each had been set on the span, and shares them between spans', () => {
     const preset = new PresetAttributes(['gen_ai.operation.name', 'chat', 'tpx.attempt', 2]);
     const spans = ['first', 'second'].map((name) => {

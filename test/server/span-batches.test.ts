@@ -104,6 +104,21 @@ describe('span batches', () => {
     expect(exporter.batches).toStrictEqual([names.slice(0, 40)]);
   });
 
+  it('drop and count a span that cannot be encoded, and export the others around it', async () => {
+    const exporter = recorder();
+    const batches = new SpanBatches(settings({}), exporter);
+    const broken = span('broken');
+    broken.attributes.push('tpx.bad', {} as unknown as string);
+    for (const each of [span('a'), broken, span('b')]) batches.add(each);
+    await batches.flush();
+    expect(exporter.batches).toStrictEqual([['a', 'b']]);
+    expect(batches.droppedSpans).toBe(1);
+    // The queue's count is right: a later span still leaves on flush, nothing is waited for in vain.
+    batches.add(span('c'));
+    await batches.flush();
+    expect(exporter.batches).toStrictEqual([['a', 'b'], ['c']]);
+  });
+
   it('export a partial batch once the schedule delay has passed since its first span', async () => {
     const exporter = recorder();
     const batches = new SpanBatches(settings({ scheduleDelayMs: 30 }), exporter);
