@@ -57,7 +57,10 @@ const cpuUsPerRequest = Number(
   args.find((arg) => arg.startsWith('--cpu-us-per-request='))?.split('=')[1] ?? Number.NaN,
 );
 const top = Number(args.find((arg) => arg.startsWith('--top='))?.split('=')[1] ?? 0);
-/** Left out after the first exchange: a second by default; `--warm-up=<s>` to count a warmed-up process only. */
+/**
+ * Left out after the first exchange: a second by default; `--warm-up=<s>` to count a warmed-up process
+ * only.
+ */
 const WARM_UP_US = Number(args.find((arg) => arg.startsWith('--warm-up='))?.split('=')[1] ?? 1) * 1_000_000;
 
 const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;

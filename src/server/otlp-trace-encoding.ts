@@ -5,8 +5,9 @@
  *
  * A span is encoded soon after it ends, onto the batch being filled ({@link SpanBatchEncoding}), with
  * the few dozen that ended about the same time (`span-batches.ts`), so what waits for export is bytes
- * rather than objects: the span itself is garbage within moments, while it is young and cheap to collect. A batch becomes a request by putting the resource (the proxy) and the
- * instrumentation scope (tpx-transport) around its spans. Only the fields the proxy's spans use are
+ * rather than objects: the span itself is garbage within moments, while it is young and cheap to
+ * collect. A batch becomes a request by putting the resource (the proxy) and the instrumentation scope
+ * (tpx-transport) around its spans. Only the fields the proxy's spans use are
  * written; the rest are the protocol's defaults (no events, no links, nothing dropped).
  *
  * @module

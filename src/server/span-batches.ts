@@ -49,7 +49,7 @@ export interface SpanExportLosses {
 }
 
 /** Spans that wait, as objects, to be encoded together; see the module comment. */
-export const ENCODE_EVERY = 32;
+const ENCODE_EVERY = 32;
 
 export class SpanBatches implements SpanExportLosses {
   readonly #settings: SpanBatchSettings;

@@ -2,9 +2,9 @@
  * OpenTelemetry for the proxy: one span per exchange following the GenAI semantic conventions, a child
  * span per upstream attempt, and the GenAI client metrics (`gen_ai.client.token.usage`,
  * `gen_ai.client.operation.duration`). The spans are tpx's own records (`recorded-span.ts`), encoded to
- * OTLP a few dozen at a time soon after they end and sent in batches with OpenTelemetry's OTLP HTTP transport
- * (`otlp-span-exporter.ts`); the histograms are tpx's own too (`genai-histograms.ts`), collected and
- * exported by the OpenTelemetry metrics SDK's periodic reader.
+ * OTLP a few dozen at a time soon after they end and sent in batches with OpenTelemetry's OTLP HTTP
+ * transport (`otlp-span-exporter.ts`); the histograms are tpx's own too (`genai-histograms.ts`),
+ * collected and exported by the OpenTelemetry metrics SDK's periodic reader.
  *
  * Off unless the standard `OTEL_*` variables configure an OTLP exporter (over HTTP):
  *

@@ -10,6 +10,7 @@ import { startServer } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import { startReceiver } from '../helpers/otlp-receiver.js';
 import { startScriptedServer, step, textMessage } from '../helpers/scripted-server.js';
+import { eventually } from './serve-support.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -80,14 +81,9 @@ describe('span export losses in /metrics', () => {
       await response.arrayBuffer();
     }
     // Two exchanges, each an exchange span and an attempt span: four batches of one, all refused.
-    for (
-      let waited = 0;
-      collector.exports.length < 4 || valueOf(await scrape(), 'tpx_trace_exports_failed_total')! < 4;
-      waited += 20
-    ) {
-      if (waited > 5_000) throw new Error(`not all exports failed in time: ${await scrape()}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const losses = observability.tracing?.spanExportLosses;
+    expect(losses).toBeDefined();
+    await eventually(() => collector.exports.length === 4 && losses!.failedExports === 4);
     const final = await scrape();
     expect(valueOf(final, 'tpx_trace_exports_failed_total')).toBe(4);
     expect(valueOf(final, 'tpx_trace_spans_dropped_total')).toBe(0);
