@@ -17,6 +17,9 @@
  * The value `RECEIVER` stands for the origin of an OTLP/HTTP receiver on loopback started here
  * (`bench/servers/otlp-receiver.ts`). Every process serves the tpx provider in front of one
  * `tpx mock-model`. `TPX_BENCH_STREAM=1` sends streaming requests; the request is the one-line prompt.
+ * `TPX_BENCH_CPU_PROF_DIR=<dir>` runs every `tpx serve` under `--cpu-prof`, one profile per process and
+ * round (`<name>-round-<n>.cpuprofile`), for `telemetry-share.ts` or `summarise-profile.ts`: the
+ * profiler's own cost then weighs on the ratios, which are no longer the benchmark's.
  *
  * @module
  */
@@ -57,9 +60,12 @@ try {
   const stream = process.env['TPX_BENCH_STREAM'] === '1';
   const body = JSON.stringify(shortPrompt({ stream }));
   const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'x' };
+  const profileDir = process.env['TPX_BENCH_CPU_PROF_DIR'];
+  let round = 0;
   const measurements = await runFleetRounds(
     names,
     async (order) => {
+      round += 1;
       const started = await Promise.all(
         order.map((name) => {
           const configuration = configurations.get(name)!;
@@ -72,6 +78,16 @@ try {
               ...configuration.env,
             }),
             discardStdout: true,
+            ...(profileDir === undefined
+              ? {}
+              : {
+                  nodeFlags: [
+                    '--cpu-prof',
+                    '--cpu-prof-interval=200',
+                    `--cpu-prof-dir=${profileDir}`,
+                    `--cpu-prof-name=${name.replace(/[^\w.-]+/g, '_')}-round-${round}.cpuprofile`,
+                  ],
+                }),
           });
         }),
       );

@@ -144,6 +144,12 @@ export class GenAiHistograms implements MetricProducer {
   /** Every series, in the order first recorded (the order of the export). */
   readonly #all: ExchangeSeries[] = [];
   #overflow: ExchangeSeries | undefined;
+  /** The series of the latest record, and what it was found by (a series, once made, stays). */
+  #latest: ExchangeSeries | undefined;
+  #latestOperation: string | undefined;
+  #latestRequestModel: string | undefined;
+  #latestResponseModel: string | undefined;
+  #latestErrorType: string | undefined;
 
   constructor(options: GenAiHistogramsOptions) {
     this.#options = options;
@@ -170,6 +176,32 @@ export class GenAiHistograms implements MetricProducer {
   }
 
   #find(
+    operation: string,
+    requestModel: string | undefined,
+    responseModel: string | undefined,
+    errorType: string | undefined,
+  ): ExchangeSeries {
+    // Consecutive exchanges mostly record in the same series: the latest one is tried first.
+    const latest = this.#latest;
+    if (
+      latest !== undefined &&
+      operation === this.#latestOperation &&
+      requestModel === this.#latestRequestModel &&
+      responseModel === this.#latestResponseModel &&
+      errorType === this.#latestErrorType
+    ) {
+      return latest;
+    }
+    const series = this.#lookUp(operation, requestModel, responseModel, errorType);
+    this.#latest = series;
+    this.#latestOperation = operation;
+    this.#latestRequestModel = requestModel;
+    this.#latestResponseModel = responseModel;
+    this.#latestErrorType = errorType;
+    return series;
+  }
+
+  #lookUp(
     operation: string,
     requestModel: string | undefined,
     responseModel: string | undefined,

@@ -81,13 +81,25 @@ export interface ProxyMetrics extends Telemetry {
 
 /** Keeps a client-controlled label within bounds; see the module comment. */
 function boundedLabel(): (value: string | undefined) => string {
-  const seen = new Set<string>();
+  /** Each value kept, to itself: the label is always the first string seen, for the series maps. */
+  const seen = new Map<string, string>();
+  // Consecutive exchanges mostly name the same model: the latest answer is tried first.
+  let latestValue: string | undefined;
+  let latestLabel = 'none';
   return (value) => {
     if (value === undefined || value === '') return 'none';
-    if (seen.has(value)) return value;
-    if (value.length > MAX_LABEL_LENGTH || seen.size >= MAX_LABEL_VALUES) return 'other';
-    seen.add(value);
-    return value;
+    if (value === latestValue) return latestLabel;
+    let label = seen.get(value);
+    if (label === undefined) {
+      if (value.length > MAX_LABEL_LENGTH || seen.size >= MAX_LABEL_VALUES) label = 'other';
+      else {
+        label = value;
+        seen.set(value, value);
+      }
+    }
+    latestValue = value;
+    latestLabel = label;
+    return label;
   };
 }
 

@@ -60,15 +60,20 @@ export interface KeyValueFieldsLimits {
 /** The proxy's attributes: some twenty keys, each with a handful of values that repeat. */
 const DEFAULT_LIMITS: KeyValueFieldsLimits = { maxKeys: 64, maxValuesPerKey: 16 };
 
-/** What is kept of one key: its encoded `KeyValue.key`, and the whole field for each value seen. */
+/**
+ * What is kept of one key: its encoded `KeyValue.key`, and the whole field for each value seen (a
+ * scalar by its value, a frozen array by its identity).
+ */
 interface KeptKey {
   readonly keyField: Buffer;
-  readonly fields: Map<string | number | boolean, Buffer>;
+  readonly fields: Map<SpanAttributeValue, Buffer>;
 }
 
 /**
  * The encoded `KeyValue` fields (as field `field`) of the attribute pairs seen, for copying; see the
- * module comment. Scalar values only: an array is encoded each time (after its key's kept bytes).
+ * module comment. Scalar values by value, and arrays by identity when they are frozen (shared by the
+ * spans that have them, as `tracing.ts` shares its finish reasons); any other array is encoded each time
+ * (after its key's kept bytes).
  */
 export class KeyValueFields {
   readonly #field: number;
@@ -94,7 +99,7 @@ export class KeyValueFields {
         writeKeyValue(writer, this.#field, key, value);
         continue;
       }
-      if (typeof value !== 'object') {
+      if (typeof value !== 'object' || Object.isFrozen(value)) {
         const known = kept.fields.get(value);
         if (known !== undefined) {
           writer.raw(known);
@@ -126,7 +131,7 @@ export class KeyValueFields {
     return kept;
   }
 
-  #encode(kept: KeptKey, value: string | number | boolean): Buffer {
+  #encode(kept: KeptKey, value: SpanAttributeValue): Buffer {
     const scratch = this.#scratch;
     scratch.reset();
     const start = scratch.beginMessage(this.#field);

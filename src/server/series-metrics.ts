@@ -32,12 +32,23 @@ type Level<Series> = Map<LabelValue, Level<Series> | Series>;
 
 /**
  * The series of one metric, found by their label values through one map per label. Up to five labels:
- * the values are passed as separate arguments, so a lookup builds no array or key.
+ * the values are passed as separate arguments, so a lookup builds no array or key. The map of the last
+ * label reached by the latest lookup is remembered with the values that led to it: consecutive
+ * exchanges mostly share them (the route, the status, the provider, the model), and then a lookup is a
+ * few comparisons and one map read.
  */
 class SeriesTable<Series> {
   readonly #root: Level<Series> = new Map();
   /** Every series, in the order first seen (the order of the scrape). */
   readonly all: Series[] = [];
+  /** Index of the last label. */
+  readonly #last: number;
+  /** The map of the last label that the latest lookup reached, and the values before it that led there. */
+  #lastLevel: Level<Series> | undefined;
+  #first: LabelValue | undefined;
+  #second: LabelValue | undefined;
+  #third: LabelValue | undefined;
+  #fourth: LabelValue | undefined;
 
   constructor(
     readonly labelNames: readonly string[],
@@ -46,19 +57,46 @@ class SeriesTable<Series> {
     if (labelNames.length < 1 || labelNames.length > 5) {
       throw new RangeError(`a series table has one to five labels, not ${labelNames.length}`);
     }
+    this.#last = labelNames.length - 1;
+  }
+
+  /** Whether the values before the last label are the latest lookup's (so its last map is theirs). */
+  #isLastPrefix(first: LabelValue, second?: LabelValue, third?: LabelValue, fourth?: LabelValue): boolean {
+    switch (this.#last) {
+      case 0:
+        return true;
+      case 1:
+        return first === this.#first;
+      case 2:
+        return first === this.#first && second === this.#second;
+      case 3:
+        return first === this.#first && second === this.#second && third === this.#third;
+      default:
+        return (
+          first === this.#first && second === this.#second && third === this.#third && fourth === this.#fourth
+        );
+    }
   }
 
   find(first: LabelValue, second?: LabelValue, third?: LabelValue, fourth?: LabelValue, fifth?: LabelValue) {
-    const last = this.labelNames.length - 1;
-    let level = this.#root;
-    for (let index = 0; index < last; index++) {
-      const key = pick(index, first, second, third, fourth, fifth);
-      let next = level.get(key) as Level<Series> | undefined;
-      if (next === undefined) {
-        next = new Map();
-        level.set(key, next);
+    const last = this.#last;
+    let level = this.#lastLevel;
+    if (level === undefined || !this.#isLastPrefix(first, second, third, fourth)) {
+      level = this.#root;
+      for (let index = 0; index < last; index++) {
+        const key = pick(index, first, second, third, fourth, fifth);
+        let next = level.get(key) as Level<Series> | undefined;
+        if (next === undefined) {
+          next = new Map();
+          level.set(key, next);
+        }
+        level = next;
       }
-      level = next;
+      this.#lastLevel = level;
+      this.#first = first;
+      this.#second = second;
+      this.#third = third;
+      this.#fourth = fourth;
     }
     const key = pick(last, first, second, third, fourth, fifth);
     const known = level.get(key) as Series | undefined;
@@ -76,6 +114,7 @@ class SeriesTable<Series> {
   clear(): void {
     this.#root.clear();
     this.all.length = 0;
+    this.#lastLevel = undefined;
   }
 }
 

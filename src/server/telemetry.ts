@@ -45,9 +45,64 @@ export interface Telemetry {
 }
 
 /**
- * The exchange telemetry of several parts as one. One object per exchange that is also the combined
- * observer (no closures or intermediate arrays per exchange): each call goes to every part in order,
- * and the headers the parts' observers return for an attempt are merged, later ones beneath earlier ones.
+ * The headers two observers return for one attempt, as one: the first's win. Usually only one of them
+ * (tracing) has any, and those are passed on as they are; they are copied only to be merged.
+ */
+function mergeAttemptHeaders(
+  first: Readonly<Record<string, string>> | undefined | void | null,
+  second: Readonly<Record<string, string>> | undefined | void | null,
+): Readonly<Record<string, string>> | undefined {
+  if (second === undefined || second === null) return first ?? undefined;
+  if (first === undefined || first === null) return second;
+  return { ...second, ...first };
+}
+
+/**
+ * The exchange telemetry of two parts as one (metrics and traces, the proxy's case): one object per
+ * exchange that is also the combined observer, calling each part through a field of its own, so that
+ * each call site sees one kind of part and the calls stay direct.
+ */
+class PairedExchange implements ExchangeTelemetry, ExchangeObserver {
+  /** None when neither part observes attempts, the part's own when only one does, else this object. */
+  declare readonly observer?: ExchangeObserver;
+  readonly #first: ExchangeTelemetry;
+  readonly #second: ExchangeTelemetry;
+
+  constructor(first: ExchangeTelemetry, second: ExchangeTelemetry) {
+    this.#first = first;
+    this.#second = second;
+    const observers = first.observer === undefined ? second.observer : first.observer;
+    if (first.observer !== undefined && second.observer !== undefined) this.observer = this;
+    else if (observers !== undefined) this.observer = observers;
+  }
+
+  onAttemptStart(attempt: AttemptStart): Readonly<Record<string, string>> | undefined {
+    return mergeAttemptHeaders(
+      this.#first.observer!.onAttemptStart?.(attempt),
+      this.#second.observer!.onAttemptStart?.(attempt),
+    );
+  }
+
+  onAttemptEnd(attempt: AttemptEnd): void {
+    this.#first.observer!.onAttemptEnd?.(attempt);
+    this.#second.observer!.onAttemptEnd?.(attempt);
+  }
+
+  streamOpened(): void {
+    this.#first.streamOpened();
+    this.#second.streamOpened();
+  }
+
+  end(outcome: ExchangeOutcome): void {
+    this.#first.end(outcome);
+    this.#second.end(outcome);
+  }
+}
+
+/**
+ * The exchange telemetry of several parts as one, as {@link PairedExchange} for any number of parts:
+ * each call goes to every part in order, and the headers the parts' observers return for an attempt
+ * are merged, later ones beneath earlier ones.
  */
 class CombinedExchange implements ExchangeTelemetry, ExchangeObserver {
   /** None when no part observes attempts, the part's own when only one does, else this object. */
@@ -71,10 +126,7 @@ class CombinedExchange implements ExchangeTelemetry, ExchangeObserver {
   onAttemptStart(attempt: AttemptStart): Readonly<Record<string, string>> | undefined {
     let headers: Readonly<Record<string, string>> | undefined;
     for (const exchange of this.#exchanges) {
-      const more = exchange.observer?.onAttemptStart?.(attempt);
-      if (more === undefined || more === null) continue;
-      // Usually one part (tracing) has headers: they are passed on as they are, and copied only to merge.
-      headers = headers === undefined ? more : { ...more, ...headers };
+      headers = mergeAttemptHeaders(headers, exchange.observer?.onAttemptStart?.(attempt));
     }
     return headers;
   }
@@ -96,6 +148,12 @@ class CombinedExchange implements ExchangeTelemetry, ExchangeObserver {
 export function combineTelemetry(...parts: readonly (Telemetry | undefined)[]): Telemetry | undefined {
   const present = parts.filter((part): part is Telemetry => part !== undefined);
   if (present.length <= 1) return present[0];
+  if (present.length === 2) {
+    const [first, second] = present as [Telemetry, Telemetry];
+    return {
+      startExchange: (start) => new PairedExchange(first.startExchange(start), second.startExchange(start)),
+    };
+  }
   return {
     startExchange(start) {
       const exchanges: ExchangeTelemetry[] = [];

@@ -273,6 +273,10 @@ interface Instruments {
   readonly exchangePresets: Map<string, Map<string, PresetAttributes>>;
   /** The preset attributes of attempt spans, by attempt number. */
   readonly attemptPresets: PresetAttributes[];
+  /** Attempt spans' names (`chat attempt 1`), by operation and attempt number. */
+  readonly attemptNames: Map<string, string[]>;
+  /** The latest exchange span's name, and the operation and model it was made of. */
+  latestName: { operation: string; model: string; name: string } | undefined;
 }
 
 /**
@@ -317,6 +321,48 @@ function attemptPreset(instruments: Instruments, number: number): PresetAttribut
   if (Number.isInteger(number) && number >= 0 && number < MAX_PRESETS)
     instruments.attemptPresets[number] = preset;
   return preset;
+}
+
+/** An attempt span's name: its operation and number, made once for each. */
+function attemptName(instruments: Instruments, operation: string, number: number): string {
+  let byNumber = instruments.attemptNames.get(operation);
+  const known = byNumber?.[number];
+  if (known !== undefined) return known;
+  const name = `${operation} attempt ${number}`;
+  if (byNumber === undefined && instruments.attemptNames.size < MAX_PRESETS) {
+    byNumber = [];
+    instruments.attemptNames.set(operation, byNumber);
+  }
+  if (byNumber !== undefined && Number.isInteger(number) && number >= 0 && number < MAX_PRESETS)
+    byNumber[number] = name;
+  return name;
+}
+
+/**
+ * An exchange span's name: its operation and requested model. Consecutive exchanges mostly ask for the
+ * same model, so the latest name is tried first.
+ */
+function exchangeName(instruments: Instruments, operation: string, model: string): string {
+  const latest = instruments.latestName;
+  if (latest !== undefined && latest.model === model && latest.operation === operation) return latest.name;
+  const name = `${operation} ${model}`;
+  instruments.latestName = { operation, model, name };
+  return name;
+}
+
+/**
+ * `gen_ai.response.finish_reasons` of one stop reason: one frozen array per reason, shared by every
+ * span that ends that way (the protobuf encoding keeps a frozen array's field encoded).
+ */
+const finishReasonArrays = new Map<string, readonly string[]>();
+const MAX_FINISH_REASONS = 64;
+
+function finishReasons(stopReason: string): readonly string[] {
+  const known = finishReasonArrays.get(stopReason);
+  if (known !== undefined) return known;
+  const reasons = Object.freeze([stopReason]);
+  if (finishReasonArrays.size < MAX_FINISH_REASONS) finishReasonArrays.set(stopReason, reasons);
+  return reasons;
 }
 
 /** The telemetry of a route that is not a model exchange: nothing. */
@@ -408,7 +454,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     const child = new RecordedSpan(
       span.traceId,
       span.asParent(),
-      `${this.#operation} attempt ${attempt.number}`,
+      attemptName(this.#instruments, this.#operation, attempt.number),
       SPAN_KIND_CLIENT,
       attemptPreset(this.#instruments, attempt.number),
     );
@@ -468,14 +514,14 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     // knows is added.
     const known = span.attributes;
     if (record.model !== undefined) {
-      span.name = `${this.#operation} ${record.model}`;
+      span.name = exchangeName(this.#instruments, this.#operation, record.model);
       known.push('gen_ai.request.model', record.model);
     }
     if (this.#responseModel !== undefined) known.push('gen_ai.response.model', this.#responseModel);
     known.push('http.response.status_code', record.status, 'tpx.request_id', record.requestId);
     if (input !== undefined) known.push('gen_ai.usage.input_tokens', input);
     if (output !== undefined) known.push('gen_ai.usage.output_tokens', output);
-    if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', [stopReason]);
+    if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', finishReasons(stopReason));
     if (record.error !== undefined) {
       known.push('error.type', record.error);
       span.setError(record.errorMessage ?? record.error);
@@ -578,6 +624,8 @@ export async function startTracing(
     ...(histograms === undefined ? {} : { histograms }),
     exchangePresets: new Map(),
     attemptPresets: [],
+    attemptNames: new Map(),
+    latestName: undefined,
   };
 
   function startExchange(start: ExchangeStart): ExchangeTelemetry {

@@ -120,6 +120,30 @@ describe('combineTelemetry', () => {
     ]);
   });
 
+  it('merges the headers of two observers the same way, the first telemetry’s winning', () => {
+    const calls: string[] = [];
+    const combined = combineTelemetry(
+      recording('a', calls, headersObserver({ traceparent: 'from-a' })),
+      recording('b', calls, headersObserver({ traceparent: 'from-b', 'x-b': '2' })),
+    );
+    const exchange = combined?.startExchange(START);
+    calls.length = 0;
+    expect(exchange?.observer?.onAttemptStart?.({ number: 1, provider: 'tpx' })).toStrictEqual({
+      traceparent: 'from-a',
+      'x-b': '2',
+    });
+    exchange?.observer?.onAttemptEnd?.({ number: 1, provider: 'tpx', status: 200, durationMs: 1 });
+    exchange?.end(OUTCOME);
+    expect(calls).toStrictEqual([
+      'a attempt 1',
+      'b attempt 1',
+      'a attempt 1 ended 200',
+      'b attempt 1 ended 200',
+      'a end 200',
+      'b end 200',
+    ]);
+  });
+
   it('adds no headers when no observer returns any, and skips observers without the hook', () => {
     const calls: string[] = [];
     const endOnly = (name: string, into: string[]): ExchangeObserver => ({

@@ -71,6 +71,24 @@ describe('KeyValueFields', () => {
     expect(kept(fields, reordered)).toStrictEqual(fresh(9, reordered));
   });
 
+  it('keeps a frozen array by identity, and writes an array that is not frozen afresh each time', () => {
+    const fields = new KeyValueFields(9);
+    const shared = Object.freeze(['end_turn']);
+    const withShared: Attributes = ['gen_ai.response.finish_reasons', shared];
+    const expected = fresh(9, withShared);
+    expect(kept(fields, withShared)).toStrictEqual(expected);
+    expect(fields.size).toBe(1);
+    expect(kept(fields, withShared)).toStrictEqual(expected);
+    expect(fields.size).toBe(1);
+    // The same reasons in an array of their own: the same bytes, nothing more kept.
+    const unshared: Attributes = ['gen_ai.response.finish_reasons', ['end_turn']];
+    expect(kept(fields, unshared)).toStrictEqual(expected);
+    expect(fields.size).toBe(1);
+    const other: Attributes = ['gen_ai.response.finish_reasons', Object.freeze(['max_tokens', 'stop'])];
+    expect(kept(fields, other)).toStrictEqual(fresh(9, other));
+    expect(fields.size).toBe(2);
+  });
+
   it('past its bounds keeps nothing more and still writes every attribute exactly', () => {
     const fields = new KeyValueFields(1, { maxKeys: 2, maxValuesPerKey: 3 });
     const attributes: Attributes = [];

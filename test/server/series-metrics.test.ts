@@ -3,6 +3,7 @@
  * `Counter` and `Histogram` fed the same calls: the scrape text, the registry's JSON and the
  * aggregation across workers must be the same, line for line.
  */
+import fc from 'fast-check';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { SeriesCounter, SeriesHistogram } from '../../src/server/series-metrics.js';
@@ -149,6 +150,36 @@ describe('counters and histograms whose series the proxy keeps', () => {
     expect(counter.series('tpx', 500)).not.toBe(first);
     expect(counter.series('anthropic', 200)).not.toBe(first);
     expect(first.labels).toStrictEqual({ provider: 'tpx', status: '200' });
+  });
+
+  it('count each call in its own series whatever the order of label values, as prom-client does', async () => {
+    // Consecutive lookups that share the values before the last label reuse the latest lookup's
+    // path: any interleaving of one to five labels must still land every call in its own series.
+    const value = fc.constantFrom('a', 'b', 'ab', '');
+    const call = fc.tuple(value, value, value, value, fc.constantFrom('a', 'b', 200, 529));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(call, { maxLength: 40 }),
+        async (arity, calls) => {
+          const labelNames = ['l1', 'l2', 'l3', 'l4', 'l5'].slice(0, arity);
+          const reference = new Registry();
+          const ours = new Registry();
+          const definition = { name: 'interleaved_total', help: 'Interleaved series.', labelNames };
+          const referenceCounter = new Counter({ ...definition, registers: [reference] });
+          const counter = new SeriesCounter({ ...definition, registry: ours });
+          for (const values of calls) {
+            const used = values.slice(0, arity);
+            // The last label takes numbers too (a status); the others are strings.
+            const labels = Object.fromEntries(labelNames.map((name, index) => [name, String(used[index])]));
+            referenceCounter.inc(labels, 1);
+            counter.series(used[0]!, used[1], used[2], used[3], used[4]).add(1);
+          }
+          expect(await ours.metrics()).toBe(await reference.metrics());
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   it('forget their series when the registry resets its metrics, and count afresh after', async () => {

@@ -21,7 +21,9 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function traced(): Promise<{ tracing: Tracing; receiver: Receiver }> {
+async function traced(
+  protocol: 'http/json' | 'http/protobuf' = 'http/json',
+): Promise<{ tracing: Tracing; receiver: Receiver }> {
   const receiver = await startReceiver();
   closers.push(() => receiver.close());
   const tracing = await startTracing(
@@ -29,7 +31,7 @@ async function traced(): Promise<{ tracing: Tracing; receiver: Receiver }> {
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_METRICS_EXPORTER: 'none',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
     },
     { providerName: 'anthropic', version: '0.0.0-test' },
   );
@@ -215,6 +217,50 @@ describe('the exchange span', () => {
     });
     expect(span?.status).toMatchObject({ code: 2, message: 'too slow' });
   });
+
+  it.each(['http/json', 'http/protobuf'] as const)(
+    'of consecutive exchanges each has its own model, attempts and stop reason in its name and attributes (%s)',
+    async (protocol) => {
+      const { tracing, receiver } = await traced(protocol);
+      const plan = [
+        { model: 'model-a', stopReason: 'end_turn', attempts: 1 },
+        { model: 'model-b', stopReason: 'max_tokens', attempts: 2 },
+        { model: 'model-a', stopReason: 'end_turn', attempts: 1 },
+        { model: 'model-a', stopReason: 'tool_use', attempts: 3 },
+      ];
+      for (const [index, step] of plan.entries()) {
+        const exchange = tracing.startExchange(START);
+        for (let number = 1; number <= step.attempts; number++) {
+          exchange.observer?.onAttemptStart?.({ number, provider: 'anthropic' });
+          exchange.observer?.onAttemptEnd?.({ number, provider: 'anthropic', status: 200, durationMs: 1 });
+        }
+        exchange.end({
+          record: {
+            requestId: `req_${index}`,
+            method: 'POST',
+            path: '/v1/messages',
+            provider: 'anthropic',
+            status: 200,
+            durationMs: 2,
+            model: step.model,
+          },
+          stopReason: step.stopReason,
+        });
+      }
+      await tracing.shutdown();
+      const spans = spansOf(receiver);
+      const exchanges = spans.filter((span) => !span.name.includes(' attempt '));
+      expect(
+        exchanges.map((span) => {
+          const found = attributes(span);
+          return [span.name, found['tpx.request_id'], found['gen_ai.response.finish_reasons']];
+        }),
+      ).toStrictEqual(plan.map((step, index) => [`chat ${step.model}`, `req_${index}`, [step.stopReason]]));
+      expect(spans.filter((span) => span.name.includes(' attempt ')).map((span) => span.name)).toStrictEqual(
+        plan.flatMap((step) => Array.from({ length: step.attempts }, (_, at) => `chat attempt ${at + 1}`)),
+      );
+    },
+  );
 
   it('is not made for a route that is not a model exchange', async () => {
     const { tracing, receiver } = await traced();
