@@ -68,8 +68,11 @@ export class RecordedSpan implements ParentSpan {
   readonly kind: number;
   startMs: number;
   endMs = 0;
-  /** The attributes the span starts with, shared with other spans; never set again. */
-  readonly preset: PresetAttributes | undefined;
+  /**
+   * The attributes the span starts with, shared with other spans: replaced only by a set that extends
+   * it (`PresetAttributes.extended`), never changed in place.
+   */
+  preset: PresetAttributes | undefined;
   /**
    * The other attributes: keys and values, alternating; a key set twice keeps its last value. They
    * follow the preset ones, and are never one of them.

@@ -357,13 +357,30 @@ function exchangeName(instruments: Instruments, operation: string, model: string
 const finishReasonArrays = new Map<string, readonly string[]>();
 const MAX_FINISH_REASONS = 64;
 
-function finishReasons(stopReason: string): readonly string[] {
+/** The shared array of one stop reason, or `undefined` once as many reasons as allowed are kept. */
+function sharedFinishReasons(stopReason: string): readonly string[] | undefined {
   const known = finishReasonArrays.get(stopReason);
-  if (known !== undefined) return known;
+  if (known !== undefined || finishReasonArrays.size >= MAX_FINISH_REASONS) return known;
   const reasons = Object.freeze([stopReason]);
-  if (finishReasonArrays.size < MAX_FINISH_REASONS) finishReasonArrays.set(stopReason, reasons);
+  finishReasonArrays.set(stopReason, reasons);
   return reasons;
 }
+
+/**
+ * What an exchange span's end adds that repeats from one exchange to the next: with the span's preset
+ * attributes, one shared set (`PresetAttributes.extended`) for each distinct combination.
+ */
+const EXCHANGE_END_KEYS: readonly string[] = Object.freeze([
+  'gen_ai.request.model',
+  'gen_ai.response.model',
+  'http.response.status_code',
+  'gen_ai.response.finish_reasons',
+]);
+/** The same for an attempt span's end. */
+const ATTEMPT_END_KEYS: readonly string[] = Object.freeze([
+  'gen_ai.request.model',
+  'http.response.status_code',
+]);
 
 /** The telemetry of a route that is not a model exchange: nothing. */
 const SKIPPED: ExchangeTelemetry = { streamOpened() {}, end() {} };
@@ -478,9 +495,13 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       this.#overlapping?.delete(attempt.number);
     }
     if (child === undefined) return;
-    if (attempt.upstreamModel !== undefined)
-      child.setAttribute('gen_ai.request.model', attempt.upstreamModel);
-    if (attempt.status !== undefined) child.setAttribute('http.response.status_code', attempt.status);
+    const extended = child.preset?.extended(ATTEMPT_END_KEYS, attempt.upstreamModel, attempt.status);
+    if (extended !== undefined) child.preset = extended;
+    else {
+      if (attempt.upstreamModel !== undefined)
+        child.setAttribute('gen_ai.request.model', attempt.upstreamModel);
+      if (attempt.status !== undefined) child.setAttribute('http.response.status_code', attempt.status);
+    }
     if (attempt.error !== undefined) {
       child.setAttribute('error.type', attempt.error.code);
       child.setError(attempt.error.message);
@@ -511,17 +532,26 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     const span = this.#span;
     if (span === undefined) return;
     // The operation, provider, method and path are the span's preset attributes; only what the end
-    // knows is added.
-    const known = span.attributes;
-    if (record.model !== undefined) {
+    // knows is added: what repeats from exchange to exchange as one shared set with them, when it can
+    // be, the rest on the span.
+    if (record.model !== undefined)
       span.name = exchangeName(this.#instruments, this.#operation, record.model);
-      known.push('gen_ai.request.model', record.model);
+    const reasons = stopReason === undefined ? undefined : sharedFinishReasons(stopReason);
+    const extended =
+      stopReason !== undefined && reasons === undefined
+        ? undefined
+        : span.preset?.extended(EXCHANGE_END_KEYS, record.model, this.#responseModel, record.status, reasons);
+    const known = span.attributes;
+    if (extended !== undefined) span.preset = extended;
+    else {
+      if (record.model !== undefined) known.push('gen_ai.request.model', record.model);
+      if (this.#responseModel !== undefined) known.push('gen_ai.response.model', this.#responseModel);
+      known.push('http.response.status_code', record.status);
+      if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', [stopReason]);
     }
-    if (this.#responseModel !== undefined) known.push('gen_ai.response.model', this.#responseModel);
-    known.push('http.response.status_code', record.status, 'tpx.request_id', record.requestId);
+    known.push('tpx.request_id', record.requestId);
     if (input !== undefined) known.push('gen_ai.usage.input_tokens', input);
     if (output !== undefined) known.push('gen_ai.usage.output_tokens', output);
-    if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', finishReasons(stopReason));
     if (record.error !== undefined) {
       known.push('error.type', record.error);
       span.setError(record.errorMessage ?? record.error);

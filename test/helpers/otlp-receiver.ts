@@ -92,6 +92,10 @@ export function plain(value: OtlpValue): unknown {
 export function attributes(span: {
   attributes: { key: string; value: OtlpValue }[];
 }): Record<string, unknown> {
+  const keys = span.attributes.map(({ key }) => key);
+  const repeated = keys.filter((key, index) => keys.indexOf(key) !== index);
+  // OTLP asks for each key once: a span that repeats one is wrong whatever its values.
+  if (repeated.length > 0) throw new Error(`span attributes repeat ${repeated.join(', ')}`);
   return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
 }
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
+import { MAX_EXTENSIONS } from '../../src/server/preset-attributes.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
 import {
   attributes,
@@ -261,6 +262,41 @@ describe('the exchange span', () => {
       );
     },
   );
+
+  it(`carries its model and status past ${MAX_EXTENSIONS} distinct ends, when they are no longer shared`, async () => {
+    const { tracing, receiver } = await traced('http/protobuf');
+    const count = MAX_EXTENSIONS + 4;
+    for (let index = 0; index < count; index++) {
+      const exchange = tracing.startExchange(START);
+      exchange.end({
+        record: {
+          requestId: `req_${index}`,
+          method: 'POST',
+          path: '/v1/messages',
+          provider: 'anthropic',
+          status: 200,
+          durationMs: 2,
+          model: `model-${index}`,
+        },
+        stopReason: 'end_turn',
+      });
+    }
+    await tracing.shutdown();
+    const spans = spansOf(receiver);
+    expect(spans).toHaveLength(count);
+    for (const [index, span] of spans.entries()) {
+      expect(attributes(span)).toStrictEqual({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'http.request.method': 'POST',
+        'url.path': '/v1/messages',
+        'gen_ai.request.model': `model-${index}`,
+        'http.response.status_code': 200,
+        'tpx.request_id': `req_${index}`,
+        'gen_ai.response.finish_reasons': ['end_turn'],
+      });
+    }
+  });
 
   it('is not made for a route that is not a model exchange', async () => {
     const { tracing, receiver } = await traced();
