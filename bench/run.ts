@@ -119,6 +119,7 @@ const CONFIG = isSmoke
           warmupMs: 1_500,
           warmupRequests: 3_000,
           durationMs: 3_000,
+          minMeasuredRequests: 1_000,
           rateFraction: 0.4,
           maxInFlight: 64,
         },

@@ -45,6 +45,13 @@ export interface FleetRunOptions {
   warmupRequests?: number;
   /** The measured fixed-rate run of each load. */
   durationMs: number;
+  /**
+   * The measured run lasts at least as long as this many requests take at the load's rate: a
+   * collection of the old generation, a span batch or a metrics export weighs a few percent of 150
+   * requests' CPU, and a 3-second window at a low rate holds one of them or none depending on the
+   * round. Over 1,000 requests each load's window holds a comparable share of them. @default 0
+   */
+  minMeasuredRequests?: number;
   /** Requests in flight at most, per process; one due beyond that is missed. */
   maxInFlight: number;
 }
@@ -57,6 +64,12 @@ export interface FleetMeasurement extends VariantMeasurement {
 
 /** Starts one process per variant, in the order given (the order rotates from round to round). */
 export type StartFleet = (order: readonly string[], round: number) => Promise<Map<string, ChildServer>>;
+
+/** How long the measured run of `load` lasts (see {@link FleetRunOptions.minMeasuredRequests}). */
+export function measuredMs(options: FleetRunOptions, load: FleetLoad): number {
+  const forRequests = ((options.minMeasuredRequests ?? 0) / load.ratePerSecond) * 1000;
+  return Math.max(options.durationMs, Math.ceil(forRequests));
+}
 
 /** Connections of the warm-up's closed loop, per process. */
 const WARMUP_CONNECTIONS = 4;
@@ -101,7 +114,7 @@ export async function runFleetRounds(
               ratePerSecond: load.ratePerSecond,
               maxInFlight: options.maxInFlight,
               warmupMs: 0,
-              durationMs: options.durationMs,
+              durationMs: measuredMs(options, load),
             }),
           ),
         );

@@ -17,6 +17,9 @@
  * The value `RECEIVER` stands for the origin of an OTLP/HTTP receiver on loopback started here
  * (`bench/servers/otlp-receiver.ts`). Every process serves the tpx provider in front of one
  * `tpx mock-model`. `TPX_BENCH_STREAM=1` sends streaming requests; the request is the one-line prompt.
+ * `TPX_BENCH_WARMUP_REQUESTS` / `TPX_BENCH_WARMUP_MS` set the warm-up, `TPX_BENCH_DURATION_MS` and
+ * `TPX_BENCH_MIN_REQUESTS` the measured window (`fleet-rounds.ts`); the benchmark's own are 3,000
+ * requests, 3,000 ms and 1,000 requests.
  * `TPX_BENCH_CPU_PROF_DIR=<dir>` runs every `tpx serve` under `--cpu-prof`, one profile per process and
  * round (`<name>-round-<n>.cpuprofile`), for `telemetry-share.ts` or `summarise-profile.ts`: the
  * profiler's own cost then weighs on the ratios, which are no longer the benchmark's.
@@ -100,6 +103,7 @@ try {
       warmupMs: Number(process.env['TPX_BENCH_WARMUP_MS'] ?? 1_500),
       warmupRequests: Number(process.env['TPX_BENCH_WARMUP_REQUESTS'] ?? 0),
       durationMs: Number(process.env['TPX_BENCH_DURATION_MS'] ?? 3_000),
+      minMeasuredRequests: Number(process.env['TPX_BENCH_MIN_REQUESTS'] ?? 0),
       maxInFlight: 64,
     },
   );

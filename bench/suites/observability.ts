@@ -508,7 +508,8 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       notes: [
         `Each round: a fresh process of each variant, started in rotating order, warmed up for ${options.fixedRate.warmupMs} ms and until it`,
         `had answered ${options.fixedRate.warmupRequests ?? 0} requests of the load (a closed loop of 4 connections each), then every`,
-        `process sent the load at the same time: requests started on a schedule, at most ${options.fixedRate.maxInFlight} in flight per`,
+        `process sent the load at the same time for ${options.fixedRate.durationMs} ms, or as long as ${options.fixedRate.minMeasuredRequests ?? 0} requests take at the load's rate if that`,
+        `is longer: requests started on a schedule, at most ${options.fixedRate.maxInFlight} in flight per`,
         'process (a request due beyond that is missed, not queued).',
         `The rate: ${options.fixedRate.rateFraction * 100}% of the slowest variant's closed-loop throughput (below) for the whole fleet, two digits.`,
         'achieved: requests sent and answered, per second, counted by when each was sent.',
