@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { MAX_EXTENSIONS } from '../../src/server/preset-attributes.js';
+import type { ExchangeTelemetry } from '../../src/server/telemetry.js';
 import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
 import {
   attributes,
@@ -42,6 +43,22 @@ async function traced(
 }
 
 const START = { method: 'POST', path: '/v1/messages', headers: {} };
+
+/** Ends a `chat` exchange that answered 200 for `model`, stopping for `stopReason`. */
+function endChat(exchange: ExchangeTelemetry, requestId: string, model: string, stopReason: string): void {
+  exchange.end({
+    record: {
+      requestId,
+      method: 'POST',
+      path: '/v1/messages',
+      provider: 'anthropic',
+      status: 200,
+      durationMs: 2,
+      model,
+    },
+    stopReason,
+  });
+}
 
 describe('attempt spans', () => {
   it('give attempts that overlap a span each, each with its own outcome, under the exchange span', async () => {
@@ -235,18 +252,7 @@ describe('the exchange span', () => {
           exchange.observer?.onAttemptStart?.({ number, provider: 'anthropic' });
           exchange.observer?.onAttemptEnd?.({ number, provider: 'anthropic', status: 200, durationMs: 1 });
         }
-        exchange.end({
-          record: {
-            requestId: `req_${index}`,
-            method: 'POST',
-            path: '/v1/messages',
-            provider: 'anthropic',
-            status: 200,
-            durationMs: 2,
-            model: step.model,
-          },
-          stopReason: step.stopReason,
-        });
+        endChat(exchange, `req_${index}`, step.model, step.stopReason);
       }
       await tracing.shutdown();
       const spans = spansOf(receiver);
@@ -268,18 +274,7 @@ describe('the exchange span', () => {
     const count = MAX_EXTENSIONS + 4;
     for (let index = 0; index < count; index++) {
       const exchange = tracing.startExchange(START);
-      exchange.end({
-        record: {
-          requestId: `req_${index}`,
-          method: 'POST',
-          path: '/v1/messages',
-          provider: 'anthropic',
-          status: 200,
-          durationMs: 2,
-          model: `model-${index}`,
-        },
-        stopReason: 'end_turn',
-      });
+      endChat(exchange, `req_${index}`, `model-${index}`, 'end_turn');
     }
     await tracing.shutdown();
     const spans = spansOf(receiver);
