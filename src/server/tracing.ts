@@ -352,7 +352,8 @@ function exchangeName(instruments: Instruments, operation: string, model: string
 
 /**
  * `gen_ai.response.finish_reasons` of one stop reason: one frozen array per reason, shared by every
- * span that ends that way (the protobuf encoding keeps a frozen array's field encoded).
+ * span that ends that way. It tells the shared sets of `PresetAttributes.extended` apart, and once
+ * those run out it goes on the span itself, where the protobuf encoding keeps a frozen array's field.
  */
 const finishReasonArrays = new Map<string, readonly string[]>();
 const MAX_FINISH_REASONS = 64;
@@ -547,7 +548,7 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
       if (record.model !== undefined) known.push('gen_ai.request.model', record.model);
       if (this.#responseModel !== undefined) known.push('gen_ai.response.model', this.#responseModel);
       known.push('http.response.status_code', record.status);
-      if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', [stopReason]);
+      if (stopReason !== undefined) known.push('gen_ai.response.finish_reasons', reasons ?? [stopReason]);
     }
     known.push('tpx.request_id', record.requestId);
     if (input !== undefined) known.push('gen_ai.usage.input_tokens', input);
