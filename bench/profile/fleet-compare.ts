@@ -16,7 +16,10 @@
  *
  * The value `RECEIVER` stands for the origin of an OTLP/HTTP receiver on loopback started here
  * (`bench/servers/otlp-receiver.ts`). Every process serves the tpx provider in front of one
- * `tpx mock-model`. `TPX_BENCH_STREAM=1` sends streaming requests; the request is the one-line prompt.
+ * `tpx mock-model`. `TPX_BENCH_STREAM=1` sends streaming requests. The request is the one-line prompt,
+ * or with `TPX_BENCH_CONVERSATION=small|medium|large` an agent's conversation of that size
+ * (`bench/inputs/conversations.ts`: `small` is the suite's agent turn, 12 KiB with 16 tools; `medium`
+ * is 40 turns later, 115 KiB).
  * `TPX_BENCH_WARMUP_REQUESTS` / `TPX_BENCH_WARMUP_MS` set the warm-up, `TPX_BENCH_DURATION_MS` and
  * `TPX_BENCH_MIN_REQUESTS` the measured window (`fleet-rounds.ts`); the benchmark's own are 3,000
  * requests, 3,000 ms and 1,000 requests.
@@ -29,7 +32,7 @@
 import { cleanEnv, spawnServer, type ChildServer } from '../harness/children.js';
 import { runFleetRounds } from '../harness/fleet-rounds.js';
 import { median } from '../harness/stats.js';
-import { shortPrompt } from '../inputs/conversations.js';
+import { CONVERSATION_SIZES, conversation, shortPrompt } from '../inputs/conversations.js';
 
 const [rate = '', rounds = '', ...specs] = process.argv.slice(2);
 if (!(Number(rate) > 0) || !(Number(rounds) > 0) || specs.length < 2) {
@@ -61,7 +64,15 @@ try {
   if (configurations.size !== specs.length) throw new Error('each configuration needs a name of its own');
   const names = [...configurations.keys()];
   const stream = process.env['TPX_BENCH_STREAM'] === '1';
-  const body = JSON.stringify(shortPrompt({ stream }));
+  const size = process.env['TPX_BENCH_CONVERSATION'];
+  if (size !== undefined && !CONVERSATION_SIZES.some((each) => each === size)) {
+    throw new Error(`TPX_BENCH_CONVERSATION is ${size}: one of ${CONVERSATION_SIZES.join(', ')}`);
+  }
+  const body = JSON.stringify(
+    size === undefined
+      ? shortPrompt({ stream })
+      : conversation(size as (typeof CONVERSATION_SIZES)[number], { stream }),
+  );
   const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'x' };
   const profileDir = process.env['TPX_BENCH_CPU_PROF_DIR'];
   let round = 0;

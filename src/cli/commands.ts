@@ -300,6 +300,8 @@ async function mockModel(args: string[], io: CliIo): Promise<number> {
   const options: Parameters<typeof startMockModel>[0] = {
     host: typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
     port: parsePort(values['port'], 0),
+    // Nothing outside this process can read the recorded requests, and a long run would hold them all.
+    maxRecordedRequests: 0,
   };
   if (typeof values['token'] === 'string') options.token = values['token'];
   if (typeof values['model'] === 'string') options.model = values['model'];

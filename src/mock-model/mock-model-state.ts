@@ -24,6 +24,8 @@ export interface MockModelState {
   readonly chunkDelayMs: number;
   readonly replies: MockReply[];
   readonly requests: MutableRecordedRequest[];
+  /** How many of the latest requests `requests` keeps (`Infinity`: all of them). */
+  readonly maxRecordedRequests: number;
   /** One controller per response in progress, aborted when its client leaves or the server closes. */
   readonly inFlight: Set<AbortController>;
   /** Tool calls given an id by the server so far (ids stay unique for the server's life). */

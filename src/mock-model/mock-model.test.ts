@@ -709,6 +709,31 @@ describe('recording and lifecycle', () => {
     expect(server.requests[1]?.aborted).toBe(false);
   });
 
+  it('keeps only the latest maxRecordedRequests requests, letting the oldest go first', async () => {
+    const server = await start({ maxRecordedRequests: 2 });
+    for (const text of ['first', 'second', 'third', 'fourth']) {
+      await (await postChat(server, { messages: [{ role: 'user', content: text }] })).json();
+    }
+    expect(
+      server.requests.map((request) => (request.body as typeof TOOL_REQUEST).messages[0]!.content),
+    ).toEqual(['third', 'fourth']);
+  });
+
+  it('records nothing with maxRecordedRequests 0, and answers as before', async () => {
+    const server = await start({ maxRecordedRequests: 0 });
+    const message = await readMessage(await postChat(server, TOOL_REQUEST));
+    expect(toolNames(message)).toEqual(['add', 'get_weather']);
+    expect(server.requests).toEqual([]);
+  });
+
+  it('refuses a maxRecordedRequests that is not a whole number of requests', async () => {
+    for (const value of [-1, 1.5, Number.NaN, Number.NEGATIVE_INFINITY]) {
+      await expect(startMockModel({ maxRecordedRequests: value })).rejects.toThrow(
+        /maxRecordedRequests must be a whole number of requests/,
+      );
+    }
+  });
+
   it('closes promptly with a stream in flight and leaves nothing listening', async () => {
     const listeningHandles = (): number =>
       process.getActiveResourcesInfo().filter((resource) => resource === 'TCPServerWrap').length;

@@ -11,7 +11,9 @@
  * | anything else                                                | 404, OpenAI-shaped error                    |
  *
  * Every request is recorded (method, path, headers, body, and whether the client went away before the
- * response was complete). Both endpoints share one script, one default behaviour and one id sequence.
+ * response was complete), or only the latest `maxRecordedRequests` of them: `tpx mock-model`, which
+ * nothing can ask for its records, keeps none, so that a long run does not hold every body it was sent.
+ * Both endpoints share one script, one default behaviour and one id sequence.
  * Only `node:` built-ins are used.
  *
  * @module
@@ -60,6 +62,12 @@ export interface MockModelOptions {
   model?: string;
   /** Delay between stream chunks, in milliseconds; a reply's `chunk_delay_ms` overrides it. @default 0 */
   chunkDelayMs?: number;
+  /**
+   * How many requests `requests` keeps: the latest ones, the oldest let go first; `0` keeps none. A mock
+   * that serves a long run (a soak test, a benchmark) would otherwise hold every request and its body
+   * until it is closed. @default Infinity (every request)
+   */
+  maxRecordedRequests?: number;
 }
 
 /** One request as the mock model received it. */
@@ -82,7 +90,10 @@ export interface MockModelServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
   readonly url: string;
   readonly port: number;
-  /** Every request received so far, oldest first (a live view). */
+  /**
+   * Every request received so far, oldest first (a live view); only the latest `maxRecordedRequests`
+   * when that is set.
+   */
   readonly requests: readonly RecordedRequest[];
   /** Stops listening, ends every open connection and in-flight response, and resolves once closed. */
   close(): Promise<void>;
@@ -117,6 +128,15 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     throw new Error('mock model: token must not be empty (leave it out to accept any request)');
   const model = options.model ?? 'tpx-mock-1';
   if (model === '') throw new Error('mock model: model must not be empty');
+  const maxRecordedRequests = options.maxRecordedRequests ?? Number.POSITIVE_INFINITY;
+  if (
+    !(Number.isInteger(maxRecordedRequests) || maxRecordedRequests === Number.POSITIVE_INFINITY) ||
+    maxRecordedRequests < 0
+  ) {
+    throw new Error(
+      `mock model: maxRecordedRequests must be a whole number of requests (0 or more), got ${String(maxRecordedRequests)}`,
+    );
+  }
 
   const state: MockModelState = {
     model,
@@ -124,6 +144,7 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     chunkDelayMs,
     replies: options.script === undefined ? [] : parseMockScript(options.script).replies,
     requests: [],
+    maxRecordedRequests,
     inFlight: new Set(),
     toolCallCount: 0,
     responseCount: 0,
@@ -187,7 +208,10 @@ async function handleRequest(
     body: '',
     aborted: false,
   };
-  state.requests.push(record);
+  if (state.maxRecordedRequests > 0) {
+    state.requests.push(record);
+    if (state.requests.length > state.maxRecordedRequests) state.requests.shift();
+  }
   const controller = new AbortController();
   state.inFlight.add(controller);
   // 'close' fires once the response is done or the connection is gone; only the latter is an abort.
