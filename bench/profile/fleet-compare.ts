@@ -64,15 +64,12 @@ try {
   if (configurations.size !== specs.length) throw new Error('each configuration needs a name of its own');
   const names = [...configurations.keys()];
   const stream = process.env['TPX_BENCH_STREAM'] === '1';
-  const size = process.env['TPX_BENCH_CONVERSATION'];
-  if (size !== undefined && !CONVERSATION_SIZES.some((each) => each === size)) {
-    throw new Error(`TPX_BENCH_CONVERSATION is ${size}: one of ${CONVERSATION_SIZES.join(', ')}`);
+  const sizeName = process.env['TPX_BENCH_CONVERSATION'];
+  const size = CONVERSATION_SIZES.find((each) => each === sizeName);
+  if (sizeName !== undefined && size === undefined) {
+    throw new Error(`TPX_BENCH_CONVERSATION is ${sizeName}: one of ${CONVERSATION_SIZES.join(', ')}`);
   }
-  const body = JSON.stringify(
-    size === undefined
-      ? shortPrompt({ stream })
-      : conversation(size as (typeof CONVERSATION_SIZES)[number], { stream }),
-  );
+  const body = JSON.stringify(size === undefined ? shortPrompt({ stream }) : conversation(size, { stream }));
   const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': 'x' };
   const profileDir = process.env['TPX_BENCH_CPU_PROF_DIR'];
   let round = 0;

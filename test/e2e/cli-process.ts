@@ -1,6 +1,7 @@
 /**
  * Runs the built `tpx` binary as a process for end-to-end tests: to completion (`runTpx`), or as a
- * long-running `tpx serve` whose listening URL is read from its banner (`startTpxServe`).
+ * long-running `tpx serve` or `tpx mock-model` whose listening URL is read from its banner
+ * (`startTpxServe`, `startTpxMockModel`).
  *
  * @module
  */
@@ -94,6 +95,33 @@ export function startTpxServe(args: string[], env: Record<string, string>): Prom
     child.once('close', (code) => {
       clearTimeout(timer);
       reject(new Error(`tpx serve exited with ${String(code)}: ${stderr}`));
+    });
+  });
+}
+
+/** Starts `tpx mock-model --port 0` and resolves with its base URL (including `/v1`) once it listens. */
+export function startTpxMockModel(): Promise<{ url: string; child: ChildProcess }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'mock-model', '--port', '0'], {
+      env: BASE_ENV,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tpx mock-model did not start: ${stdout}`));
+    }, 20_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve({ url: match[1]!, child });
+      }
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`tpx mock-model exited with ${String(code)}: ${stdout}`));
     });
   });
 }
