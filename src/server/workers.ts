@@ -85,9 +85,16 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   });
   const startedAt = new WeakMap<Worker, number>();
   const restartBackoffMs = options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
+  /**
+   * The workers forked and not yet exited. Not `cluster.workers`: a worker whose process exits before
+   * its channel closes stays listed there until the channel closes, after its `exit` event, and the
+   * last one exiting that way would leave the drain waiting forever.
+   */
+  const alive = new Set<Worker>();
 
   const fork = (): void => {
     const worker = cluster.fork();
+    alive.add(worker);
     startedAt.set(worker, Date.now());
   };
 
@@ -125,7 +132,7 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   let onWorkerExit: (worker: Worker, code: number | null, signal: string | null) => void = () => {};
   const allExited = new Promise<void>((resolve) => {
     onWorkerExit = (worker, code, signal) => {
-      const alive = Object.keys(cluster.workers ?? {}).length;
+      alive.delete(worker);
       if (!stopping) {
         if (!listening.has(worker)) {
           // It never listened: the configuration or the address is wrong, and every worker would fail
@@ -146,7 +153,7 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
           ).unref();
         }
       }
-      if (stopping && alive === 0) resolve();
+      if (stopping && alive.size === 0) resolve();
     };
   });
   cluster.on('listening', onWorkerListening);
@@ -156,14 +163,12 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   async function stop(): Promise<void> {
     if (stopping) return;
     stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) {
-      if (worker !== undefined) drain(worker);
-    }
+    for (const worker of alive) drain(worker);
     const killTimer = setTimeout(() => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      for (const worker of alive) worker.process.kill('SIGKILL');
     }, options.stopTimeoutMs);
     killTimer.unref();
-    if (Object.keys(cluster.workers ?? {}).length > 0) await allExited;
+    if (alive.size > 0) await allExited;
     clearTimeout(killTimer);
   }
 

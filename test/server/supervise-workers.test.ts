@@ -424,4 +424,23 @@ describe('superviseWorkers', () => {
     expect(errors).toStrictEqual([]);
     expect(events.exited).toStrictEqual([[null, 'SIGKILL']]);
   });
+
+  it('finishes the drain when a worker exits while its channel is still open', async () => {
+    useWorkerScript('serve');
+    const events = watchCluster();
+    const before = listenersNow();
+    const supervised = superviseWorkers({ count: 1, stopTimeoutMs: 60_000, report: () => {} });
+    await until(() => events.listened.length === 1);
+    const holder = Number(await text(`http://127.0.0.1:${events.listened[0]!.port}/share-channel`));
+    try {
+      deliver('SIGTERM', before.sigterm);
+      await until(() => events.exited.length === 1);
+      // The worker drained and exited; its channel is still open, held by the other process.
+      expect(events.exited).toStrictEqual([[0, null]]);
+      expect(events.disconnected).toStrictEqual([]);
+      await expect(supervised).resolves.toBe(0);
+    } finally {
+      process.kill(holder, 'SIGKILL');
+    }
+  });
 });
