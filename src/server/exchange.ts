@@ -36,10 +36,11 @@ export function generateRequestId(): string {
 
 /**
  * Splits a request target into its path and its query string (without `?`); an absolute-form target
- * (`http://host/v1/messages`) is served like its origin-form.
+ * (`http://host/v1/messages`) is served like its origin-form, and a `#fragment` (which no target should
+ * carry, but Node's parser lets through) is left out of both.
  */
 export function splitTarget(url: string): { path: string; query: string } {
-  if (url.startsWith('/')) {
+  if (url.startsWith('/') && !url.includes('#')) {
     const mark = url.indexOf('?');
     return mark === -1 ? { path: url, query: '' } : { path: url.slice(0, mark), query: url.slice(mark + 1) };
   }

@@ -42,4 +42,10 @@ describe('splitTarget', () => {
       query: 'limit=5',
     });
   });
+
+  it('leaves a #fragment out of the path and the query, as the router would never match it', () => {
+    expect(splitTarget('/v1/models#frag?limit=5')).toStrictEqual({ path: '/v1/models', query: '' });
+    expect(splitTarget('/v1/models?limit=5#top')).toStrictEqual({ path: '/v1/models', query: 'limit=5' });
+    expect(splitTarget('http://127.0.0.1:1/v1/models#top')).toStrictEqual({ path: '/v1/models', query: '' });
+  });
 });
