@@ -133,6 +133,9 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   const allExited = new Promise<void>((resolve) => {
     onWorkerExit = (worker, code, signal) => {
       alive.delete(worker);
+      // Its channel can outlive it (held open by a process it started): closed here, or this process
+      // would not exit after the drain while that other process lives.
+      if (worker.isConnected()) worker.process.disconnect();
       if (!stopping) {
         if (!listening.has(worker)) {
           // It never listened: the configuration or the address is wrong, and every worker would fail

@@ -425,20 +425,24 @@ describe('superviseWorkers', () => {
     expect(events.exited).toStrictEqual([[null, 'SIGKILL']]);
   });
 
-  it('finishes the drain when a worker exits while its channel is still open', async () => {
+  it('finishes the drain when a worker exits while its channel is still open, and closes that channel', async () => {
     useWorkerScript('serve');
-    const events = watchCluster();
+    // Read at the worker's `exit` event, before the supervisor's own listener runs.
+    const connectedAtExit: boolean[] = [];
+    const events = watchCluster({ exit: (seen) => connectedAtExit.push(seen.forked[0]!.isConnected()) });
     const before = listenersNow();
     const supervised = superviseWorkers({ count: 1, stopTimeoutMs: 60_000, report: () => {} });
     await until(() => events.listened.length === 1);
     const holder = Number(await text(`http://127.0.0.1:${events.listened[0]!.port}/share-channel`));
     try {
       deliver('SIGTERM', before.sigterm);
-      await until(() => events.exited.length === 1);
-      // The worker drained and exited; its channel is still open, held by the other process.
-      expect(events.exited).toStrictEqual([[0, null]]);
-      expect(events.disconnected).toStrictEqual([]);
       await expect(supervised).resolves.toBe(0);
+      // The worker drained and exited with its channel still open, held by the other process.
+      expect(events.exited).toStrictEqual([[0, null]]);
+      expect(connectedAtExit).toStrictEqual([true]);
+      // The primary closed it: an open channel would keep the primary's process from exiting.
+      await until(() => events.disconnected.length === 1);
+      expect(process.kill(holder, 0)).toBe(true);
     } finally {
       process.kill(holder, 'SIGKILL');
     }
