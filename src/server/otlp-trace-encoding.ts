@@ -30,12 +30,12 @@ export interface SpanBatchEncoding {
   /** Spans in the batch. */
   readonly count: number;
   add(span: RecordedSpan): void;
-  /** The whole `ExportTraceServiceRequest` of the batch. */
-  request(): Uint8Array;
   /**
-   * Empties the batch to be filled again, keeping its buffer. Only once nothing reads its request any
-   * more (the request is a view of that buffer).
+   * The whole `ExportTraceServiceRequest` of the batch, in bytes of its own: refilling the batch never
+   * changes a request already made.
    */
+  request(): Uint8Array;
+  /** Empties the batch to be filled again, keeping its buffer. */
   reset(): void;
 }
 
@@ -201,8 +201,10 @@ function writeRequestHead(
 const TYPICAL_SPAN_BYTES = 384;
 
 /**
- * A batch in one buffer: room for the request's head, then the spans as they end. The request is that
- * buffer from where its head starts: no second buffer, no copy of the spans.
+ * A batch in one buffer: room for the request's head, then the spans as they end. The request is a copy
+ * of that buffer from where its head starts, one copy per export: the transport may still be writing a
+ * request's bytes after the collector answered it (a server may answer before it has read the whole
+ * request), or retrying them, while the batch is filled again.
  */
 class ProtobufSpanBatch implements SpanBatchEncoding {
   readonly #origin: EncodedOrigin;
@@ -238,7 +240,7 @@ class ProtobufSpanBatch implements SpanBatchEncoding {
   request(): Uint8Array {
     const headBytes = this.#origin.headBytes;
     const start = writeRequestHead(this.#writer, this.#origin, headBytes, this.#writer.length - headBytes);
-    return this.#writer.view(start);
+    return Buffer.from(this.#writer.view(start));
   }
 }
 

@@ -23,7 +23,10 @@ import type { RecordedSpan } from './recorded-span.js';
 export interface SpanBatchExporter {
   /** Starts an empty batch, in the encoding this exporter sends. */
   newBatch(expectedSpans: number): SpanBatchEncoding;
-  /** Sends one batch; rejects when it could not be delivered. */
+  /**
+   * Sends one batch; rejects when it could not be delivered. It takes the batch's request when it is
+   * called: the batch may be filled again while the export is still on its way.
+   */
   export(batch: SpanBatchEncoding): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -64,7 +67,7 @@ export class SpanBatches implements SpanExportLosses {
   #timer: NodeJS.Timeout | undefined;
   #exporting: Promise<void> | undefined;
   /**
-   * A batch whose export succeeded, emptied, to be filled again: its buffer is reused rather than a
+   * A batch whose export is over, emptied, to be filled again: its buffer is reused rather than a
    * new one allocated (and its pages touched afresh) for every batch.
    */
   #spare: SpanBatchEncoding | undefined;
@@ -176,15 +179,15 @@ export class SpanBatches implements SpanExportLosses {
     });
     try {
       await Promise.race([this.#exporter.export(batch), timeout]);
-      // Delivered (the collector answered, so it read the whole request): the batch's buffer is free.
-      // A batch that failed or timed out is not reused: its request may still be on its way.
-      batch.reset();
-      this.#spare ??= batch;
     } catch {
       this.failedExports += 1;
     } finally {
       clearTimeout(timer);
     }
+    // The export took the batch's request as bytes of its own when it began: delivered, refused or
+    // still on its way, the request is not the batch's buffer, which is free to be filled again.
+    batch.reset();
+    this.#spare ??= batch;
   }
 
   /** Exports every span still waiting, and waits for the exports in flight. */
