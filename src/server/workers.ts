@@ -83,19 +83,16 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   const stopRequested = new Promise<void>((resolve) => {
     requestStop = resolve;
   });
-  const startedAt = new WeakMap<Worker, number>();
   const restartBackoffMs = options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
   /**
-   * The workers forked and not yet exited. Not `cluster.workers`: a worker whose process exits before
-   * its channel closes stays listed there until the channel closes, after its `exit` event, and the
-   * last one exiting that way would leave the drain waiting forever.
+   * The workers forked and not yet exited, with when each was forked. Not `cluster.workers`: a worker
+   * whose process exits before its channel closes stays listed there until the channel closes, after
+   * its `exit` event, and the last one exiting that way would leave the drain waiting forever.
    */
-  const alive = new Set<Worker>();
+  const alive = new Map<Worker, number>();
 
   const fork = (): void => {
-    const worker = cluster.fork();
-    alive.add(worker);
-    startedAt.set(worker, Date.now());
+    alive.set(cluster.fork(), Date.now());
   };
 
   /** Asks a worker to drain, unless its channel is closed already (it is exiting: sending would fail). */
@@ -132,6 +129,7 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   let onWorkerExit: (worker: Worker, code: number | null, signal: string | null) => void = () => {};
   const allExited = new Promise<void>((resolve) => {
     onWorkerExit = (worker, code, signal) => {
+      const forkedAt = alive.get(worker) ?? 0;
       alive.delete(worker);
       // Its channel can outlive it (held open by a process it started): closed here, or this process
       // would not exit after the drain while that other process lives.
@@ -147,7 +145,7 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
           options.report(
             `tpx serve: worker ${worker.process.pid} died (${String(signal ?? code)}); starting another\n`,
           );
-          const lived = Date.now() - (startedAt.get(worker) ?? 0);
+          const lived = Date.now() - forkedAt;
           setTimeout(
             () => {
               if (!stopping) fork();
@@ -166,9 +164,9 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
   async function stop(): Promise<void> {
     if (stopping) return;
     stopping = true;
-    for (const worker of alive) drain(worker);
+    for (const worker of alive.keys()) drain(worker);
     const killTimer = setTimeout(() => {
-      for (const worker of alive) worker.process.kill('SIGKILL');
+      for (const worker of alive.keys()) worker.process.kill('SIGKILL');
     }, options.stopTimeoutMs);
     killTimer.unref();
     if (alive.size > 0) await allExited;
