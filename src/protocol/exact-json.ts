@@ -6,11 +6,13 @@
  * number a double cannot hold exactly is kept as an {@link ExactNumber}: its text, written back as is.
  *
  * Every other number stays a plain `number`, and text without a number that could lose anything is
- * parsed by `JSON.parse` alone (one regular-expression scan decides), so the usual case costs nothing.
+ * parsed by `JSON.parse` alone (a scan that skips strings decides, `scanJsonText`), so the usual case
+ * costs little.
  *
  * @module
  */
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
+import { JSON_LONG_NUMBER, scanJsonText } from './json-nesting-depth.js';
 
 /**
  * A JSON number a double cannot hold exactly (an integer beyond 2^53, more significant digits than a
@@ -52,14 +54,6 @@ export class ExactNumber {
 }
 
 /**
- * Whether `text` may hold a number a double changes: 16 or more digits in a row (a decimal point
- * allowed among them) or an exponent of three digits. A number with at most 15 significant digits and
- * an exponent under 100 always survives a double (IEEE 754 keeps 15 decimal digits, RFC 8259 §6). Digits
- * inside strings match too; they only cost a second, exact parse.
- */
-const MAY_LOSE_DIGITS = /(?:\d\.?){16}|[eE][+-]?\d{3}/;
-
-/**
  * A decimal number's value as one canonical text: sign, significant digits, and where the decimal point
  * falls among them (`1.50`, `15e-1` and `0.15e1` all give `15e1`).
  */
@@ -87,11 +81,12 @@ function parseNumber(text: string): number | ExactNumber {
 
 /**
  * Parses JSON text like `JSON.parse` (and throws what it throws), except that a number a double cannot
- * hold exactly becomes an {@link ExactNumber}.
+ * hold exactly becomes an {@link ExactNumber}. `flags`: what `scanJsonText` said of this text, when the
+ * caller has scanned it already (to check its depth); else it is scanned here.
  */
-export function parseExactJson(text: string): unknown {
+export function parseExactJson(text: string, flags?: number): unknown {
   const value: unknown = JSON.parse(text);
-  if (!MAY_LOSE_DIGITS.test(text)) return value;
+  if (((flags ?? scanJsonText(text, Infinity)) & JSON_LONG_NUMBER) === 0) return value;
   try {
     return parseLossless(text, null, parseNumber);
   } catch {

@@ -6,7 +6,7 @@
  * @module
  */
 import { TransportError } from '../errors.js';
-import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, scanJsonText } from '../protocol/json-nesting-depth.js';
 import { mapUpstreamError, type UpstreamProvider } from '../translate/map-upstream-error.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { parseExactJson } from '../protocol/exact-json.js';
@@ -39,7 +39,8 @@ export async function upstreamError(
 
 /** Parses a provider's JSON, or throws `MODEL_EPROTO` naming what it was and how it began. */
 export function parseUpstreamJson(text: string, what: string, provider: UpstreamProvider): unknown {
-  if (exceedsJsonDepth(text)) {
+  const flags = scanJsonText(text);
+  if ((flags & JSON_TOO_DEEP) !== 0) {
     throw new TransportError(
       'MODEL_EPROTO',
       `the ${provider} ${what} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
@@ -47,7 +48,7 @@ export function parseUpstreamJson(text: string, what: string, provider: Upstream
     );
   }
   try {
-    return parseExactJson(text);
+    return parseExactJson(text, flags);
   } catch {
     const excerpt = text.slice(0, 120).replace(/\s+/g, ' ');
     throw new TransportError(

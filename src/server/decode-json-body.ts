@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, scanJsonText } from '../protocol/json-nesting-depth.js';
 import { proxyError } from './error-response.js';
 import { parseExactJson } from '../protocol/exact-json.js';
 
@@ -21,14 +21,15 @@ export function decodeJsonBody(raw: Uint8Array): { text: string; value: unknown 
   } catch {
     throw proxyError(400, 'the request body is not valid UTF-8: send the JSON encoded as UTF-8');
   }
-  if (exceedsJsonDepth(raw)) {
+  const flags = scanJsonText(text);
+  if ((flags & JSON_TOO_DEEP) !== 0) {
     throw proxyError(
       400,
       `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
     );
   }
   try {
-    return { text, value: parseExactJson(text) };
+    return { text, value: parseExactJson(text, flags) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw proxyError(400, `the request body is not valid JSON: ${reason}`);

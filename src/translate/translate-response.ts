@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { MAX_JSON_DEPTH, exceedsJsonDepth } from '../protocol/json-nesting-depth.js';
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, scanJsonText } from '../protocol/json-nesting-depth.js';
 import { TransportError } from '../errors.js';
 import type { ChatCompletionResponse, ChatToolCallIn } from '../protocol/chat-completions.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
@@ -275,14 +275,15 @@ export function cutArgumentsCompletion(text: string, call: ToolCallDescription):
 /** @internal Like `parseToolInput`, for arguments already joined into one string. */
 export function parseToolArgumentsText(text: string, call: ToolCallDescription): Record<string, unknown> {
   if (!/\S/.test(text)) return {};
-  if (exceedsJsonDepth(text)) {
+  const flags = scanJsonText(text);
+  if ((flags & JSON_TOO_DEEP) !== 0) {
     throw protocolError(
       `${describeToolCall(call)} has arguments that nest more than ${MAX_JSON_DEPTH} levels deep`,
     );
   }
   let value: unknown;
   try {
-    value = parseExactJson(text);
+    value = parseExactJson(text, flags);
   } catch (error) {
     throw protocolError(
       `${describeToolCall(call)} has arguments that are not valid JSON: ${excerpt(text)}`,
