@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { buildForChildren } from './build.js';
 import { REPO_ROOT } from './paths.js';
 
@@ -77,6 +77,8 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string |
 
 /** The built JavaScript file for a source file of the repository, e.g. `src/cli.ts`. */
 export function builtScript(script: string): string {
+  // An absolute path is a JavaScript file built elsewhere (another commit's `dist/cli.js`), run as is.
+  if (isAbsolute(script)) return script;
   return join(buildForChildren(), script.replace(/\.ts$/, '.js'));
 }
 

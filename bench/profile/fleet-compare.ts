@@ -23,6 +23,9 @@
  * `TPX_BENCH_WARMUP_REQUESTS` / `TPX_BENCH_WARMUP_MS` set the warm-up, `TPX_BENCH_DURATION_MS` and
  * `TPX_BENCH_MIN_REQUESTS` the measured window (`fleet-rounds.ts`); the benchmark's own are 3,000
  * requests, 3,000 ms and 1,000 requests.
+ * A configuration's `TPX_BENCH_SERVE_SCRIPT=<absolute path>` runs that built CLI instead of this tree's
+ * (another commit's `dist/cli.js`, built in a worktree of its own), to compare two versions of the code
+ * side by side; its flags must be ones that version knows.
  * `TPX_BENCH_CPU_PROF_DIR=<dir>` runs every `tpx serve` under `--cpu-prof`, one profile per process and
  * round (`<name>-round-<n>.cpuprofile`), for `telemetry-share.ts` or `summarise-profile.ts`: the
  * profiler's own cost then weighs on the ratios, which are no longer the benchmark's.
@@ -81,7 +84,7 @@ try {
         order.map((name) => {
           const configuration = configurations.get(name)!;
           return spawnServer({
-            script: 'src/cli.ts',
+            script: configuration.env['TPX_BENCH_SERVE_SCRIPT'] ?? 'src/cli.ts',
             args: ['serve', '--port', '0', ...configuration.flags],
             env: cleanEnv({
               TPX_OAUTH_TOKEN: 'bench-token',
