@@ -12,9 +12,9 @@ import type { ExchangeOptions } from './types.js';
  */
 export function shapedOptions(exchangeOptions: ExchangeOptions, shaped: ShapedRequest): ExchangeOptions {
   if (shaped.upstreamModel === undefined && shaped.upstreamMaxTokens === undefined) return exchangeOptions;
-  // The spread keeps the symbol-keyed cancellation the proxy hands over.
+  // The rest, a new object, keeps the symbol-keyed cancellation the proxy hands over.
   const { rawBody: _caller, onResponse, ...rest } = exchangeOptions;
-  const options: ExchangeOptions = { ...rest };
+  const options: ExchangeOptions = rest;
   if (onResponse !== undefined) {
     options.onResponse = (info) => {
       const described = { ...info };
