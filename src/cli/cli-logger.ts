@@ -11,7 +11,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { LOG_FLUSH_INTERVAL_MS } from '../server/logger.js';
+import { bufferedDestination } from '../server/logger.js';
 import type { LogLevel } from './proxy-settings.js';
 
 const LEVEL_NAMES: Readonly<Record<number, string>> = {
@@ -92,8 +92,5 @@ export function createCliLogger(level: LogLevel | undefined, isTerminal: boolean
       options,
       humanStream((text) => process.stdout.write(text)),
     );
-  return pino(
-    options,
-    pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS }),
-  );
+  return pino(options, bufferedDestination());
 }
