@@ -72,25 +72,26 @@ export function bufferedDestination(dest: number | string = 1): BufferedDestinat
   const flushSync = destination.flushSync.bind(destination);
   let waitingBytes = 0;
   let timer: NodeJS.Timeout | undefined;
-  let isClosed = false;
   const flushWhileWaiting = () => {
     timer = undefined;
-    if (waitingBytes <= 0 || isClosed) return;
-    // A flush while a write is on its way does nothing: the timer stays until the bytes are out.
-    destination.flush();
+    if (waitingBytes <= 0) return;
+    try {
+      // A flush while a write is on its way does nothing: the timer stays until the bytes are out.
+      destination.flush();
+    } catch {
+      return; // the destination was destroyed: nothing more will be written
+    }
     timer = setTimeout(flushWhileWaiting, LOG_FLUSH_INTERVAL_MS).unref();
   };
   destination.on('write', (bytes: number) => {
     waitingBytes = Math.max(0, waitingBytes - bytes);
   });
-  destination.on('close', () => {
-    isClosed = true;
-    clearTimeout(timer);
-  });
   destination.write = (data: string) => {
+    // A destroyed destination throws here, before anything is counted or a timer set.
+    const isBelowLimit = write(data);
     waitingBytes += Buffer.byteLength(data);
     timer ??= setTimeout(flushWhileWaiting, LOG_FLUSH_INTERVAL_MS).unref();
-    return write(data);
+    return isBelowLimit;
   };
   // Writes everything at once, without `'write'` events (pino's exit hook calls it).
   destination.flushSync = () => {

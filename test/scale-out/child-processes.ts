@@ -7,6 +7,7 @@
  * @module
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A spawned process and the promise of its exit code (`null` after a signal, or when it never ran). */
 export interface TrackedChild {
@@ -50,20 +51,6 @@ export class ChildProcesses {
 /** A running `tpx serve` replica on a fixed port. */
 export interface Replica extends TrackedChild {
   port: number;
-}
-
-/** Polls `condition` every 50 ms until it holds, or throws after `timeoutMs`. */
-export async function waitFor(
-  condition: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** What {@link startReplica} runs. */

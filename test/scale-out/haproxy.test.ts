@@ -21,7 +21,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
-import { ChildProcesses, startReplica as startTracked, waitFor, type Replica } from './child-processes.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { ChildProcesses, startReplica as startTracked, type Replica } from './child-processes.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const HAPROXY_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/haproxy.cfg', import.meta.url));

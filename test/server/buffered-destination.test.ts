@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   bufferedDestination,
   LOG_FLUSH_INTERVAL_MS,
@@ -42,15 +43,6 @@ async function openDestination() {
   return { path, destination, writes };
 }
 
-/** Waits until `condition` holds, checking every 10 ms, or fails after `timeoutMs`. */
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
-
 describe('bufferedDestination', () => {
   it('makes no write while nothing is logged', async () => {
     const { writes } = await openDestination();
@@ -64,7 +56,12 @@ describe('bufferedDestination', () => {
     destination.write(line);
     // Shorter than the buffer: it is not written at once.
     expect(writes).toStrictEqual([]);
-    await until(async () => (await readFile(path, 'utf8')) === line, LOG_FLUSH_INTERVAL_MS * 8);
+    await waitFor(
+      async () => (await readFile(path, 'utf8')) === line,
+      'the line',
+      LOG_FLUSH_INTERVAL_MS * 8,
+      10,
+    );
     const writesWhenOut = writes.length;
     await sleep(LOG_FLUSH_INTERVAL_MS * 4);
     expect(writes.length).toBe(writesWhenOut);
@@ -79,8 +76,18 @@ describe('bufferedDestination', () => {
     );
     for (const line of lines) destination.write(line);
     // 64 lines of about 100 bytes are past the 4 KiB buffer: most of them go out well before 250 ms.
-    await until(async () => (await readFile(path, 'utf8')).length > 0, LOG_FLUSH_INTERVAL_MS / 2);
-    await until(async () => (await readFile(path, 'utf8')) === lines.join(''), LOG_FLUSH_INTERVAL_MS * 8);
+    await waitFor(
+      async () => (await readFile(path, 'utf8')).length > 0,
+      'the first lines',
+      LOG_FLUSH_INTERVAL_MS / 2,
+      10,
+    );
+    await waitFor(
+      async () => (await readFile(path, 'utf8')) === lines.join(''),
+      'every line',
+      LOG_FLUSH_INTERVAL_MS * 8,
+      10,
+    );
   });
 
   it('flushes everything at once with flushSync, and its timer then stops', async () => {
@@ -92,13 +99,34 @@ describe('bufferedDestination', () => {
     expect(writes).toStrictEqual([]);
   });
 
+  it('stops flushing once destroyed with a line still waiting, without throwing from its timer', async () => {
+    const { destination } = await openDestination();
+    let failure: unknown;
+    const onUncaught = (error: unknown) => {
+      failure = error;
+    };
+    process.on('uncaughtException', onUncaught);
+    try {
+      destination.write('{"msg":"dropped"}\n');
+      destination.destroy();
+      opened.splice(opened.indexOf(destination), 1);
+      await sleep(LOG_FLUSH_INTERVAL_MS * 3);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(failure).toBeUndefined();
+    expect(() => destination.write('{"msg":"after"}\n')).toThrow(/destroyed/);
+  });
+
   it('carries a pino logger’s lines', async () => {
     const { path, destination } = await openDestination();
     const logger = pino({ name: 'tpx-serve' }, destination);
     logger.info({ requestId: 'req_1' }, 'exchange');
-    await until(
+    await waitFor(
       async () => (await readFile(path, 'utf8')).includes('"requestId":"req_1"'),
+      "the logger's line",
       LOG_FLUSH_INTERVAL_MS * 8,
+      10,
     );
     const record = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({ name: 'tpx-serve', requestId: 'req_1', msg: 'exchange' });
