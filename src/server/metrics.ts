@@ -1,6 +1,7 @@
 /**
  * The proxy's Prometheus metrics, with prom-client: what a team running agents through `tpx serve` wants
- * to graph and alert on. Every name starts with `tpx_`; the process metrics are prom-client's defaults.
+ * to graph and alert on. Every name starts with `tpx_`; the process metrics are prom-client's defaults,
+ * with the event loop's delay measured by `event-loop-delay.ts`.
  *
  * | metric | type | labels |
  * |--------|------|--------|
@@ -28,6 +29,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ProviderName } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver, TransportObserver } from '../providers/observer.js';
+import { EVENT_LOOP_DELAY_METRICS, registerEventLoopDelay } from './event-loop-delay.js';
 import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 import type { SpanExportLosses } from './span-batches.js';
 import type { ExchangeOutcome, ExchangeTelemetry, Telemetry } from './telemetry.js';
@@ -48,12 +50,19 @@ const ROUTES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * How often the default metrics' event-loop monitor samples the loop's delay, in ms. prom-client's own
- * default, 10 ms, wakes an idle proxy a hundred times a second: that alone took its CPU at rest from
+ * How often the event-loop monitor samples the loop's delay, in ms (`event-loop-delay.ts`). prom-client's
+ * own default, 10 ms, wakes an idle proxy a hundred times a second: that alone took its CPU at rest from
  * 1.5 to about 9 ms a second. At 100 ms it costs about 0.5 ms a second, and a scrape every 15 s still
  * summarises 150 samples (each measures the delay exactly; only the sampling is sparser).
  */
 export const EVENT_LOOP_SAMPLE_INTERVAL_MS = 100;
+
+/**
+ * The resolution prom-client's own event-loop monitor is given, so that it never samples: it cannot be
+ * left out of the default metrics, and its histogram gauges, which report the sampling interval as lag,
+ * are replaced by those of `event-loop-delay.ts` (its timer then fires every 24.8 days).
+ */
+const NEVER_MS = 2 ** 31 - 1;
 
 const DURATION_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const FIRST_BYTE_BUCKETS_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -189,10 +198,9 @@ function isTokenCount(count: number | undefined | null): count is number {
 export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
   const registry = new Registry();
   if (options.collectProcessMetrics !== false) {
-    collectDefaultMetrics({
-      register: registry,
-      eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_INTERVAL_MS,
-    });
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: NEVER_MS });
+    for (const name of EVENT_LOOP_DELAY_METRICS) registry.removeSingleMetric(name);
+    registerEventLoopDelay(registry, EVENT_LOOP_SAMPLE_INTERVAL_MS);
   }
   const provider = options.provider;
   // The registry lists the metrics in the order they are made here.
