@@ -17,7 +17,7 @@ export const OPERATIONS_OPTIONS = {
 } as const;
 
 /** The help lines of those options. */
-export const OPERATIONS_HELP = `  --workers <n|auto>    worker processes sharing the port (default 1; auto: one per core) [TPX_WORKERS]
+export const OPERATIONS_HELP = `  --workers <n|auto>    worker processes sharing the port (default 1; auto: one per usable core) [TPX_WORKERS]
   --metrics-port <n>    serve GET /metrics on this port, without the proxy token [TPX_METRICS_PORT]
                         (default: on the main port, behind the proxy token when one is set)
   --no-metrics          no Prometheus metrics [TPX_METRICS=off]

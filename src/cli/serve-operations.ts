@@ -5,7 +5,7 @@
  *
  * | flag | variable | meaning |
  * |------|----------|---------|
- * | `--workers N\|auto` | `TPX_WORKERS` | worker processes sharing the port (default 1; `auto`: one per core) |
+ * | `--workers N\|auto` | `TPX_WORKERS` | worker processes sharing the port (default 1; `auto`: one per core this process may use, `usable-cores.ts`) |
  * | `--metrics-port N` | `TPX_METRICS_PORT` | serve `/metrics` on this port (no token) instead of the main one (token) |
  * | `--no-metrics` | `TPX_METRICS=off` | no Prometheus metrics at all |
  * | `--ping-interval MS` | `TPX_PING_INTERVAL_MS` | ping silent streams after this many ms (default 15000; 0: never) |

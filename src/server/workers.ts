@@ -14,12 +14,12 @@
  * @module
  */
 import cluster, { type Address, type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import { TransportError } from '../errors.js';
 import { startMetricsServer, type RunningMetricsServer } from './metrics-server.js';
 import { DRAIN_MESSAGE } from './worker-process.js';
 import type { MetricsSource } from './operational-routes.js';
+import { usableCores } from './usable-cores.js';
 
 const METRICS_REQUEST = 'tpx:metrics-request';
 const METRICS_RESPONSE = 'tpx:metrics-response';
@@ -29,11 +29,12 @@ const METRICS_TIMEOUT_MS = 5_000;
 const DEFAULT_RESTART_BACKOFF_MS = 1_000;
 
 /**
- * The number of workers for a `--workers` value: a whole number ≥ 1, or `auto` for one per core.
+ * The number of workers for a `--workers` value: a whole number ≥ 1, or `auto` for one per core this
+ * process may use (within a container's CPU limit: `usable-cores.ts`).
  *
  * @throws TransportError `MODEL_ECONFIG` for anything else.
  */
-export function parseWorkerCount(value: string, cores: () => number = availableParallelism): number {
+export function parseWorkerCount(value: string, cores: () => number = usableCores): number {
   if (value === 'auto') return Math.max(1, cores());
   const count = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(count) || count < 1 || count > 1024) {
