@@ -16,6 +16,14 @@ const files =
 const V2_IN_CONTAINER = '0::/\n';
 const V1_IN_CONTAINER = '12:memory:/\n4:cpu,cpuacct:/\n1:name=systemd:/\n';
 
+/** cgroup v1: the cpu controller's directory `dir` with this CFS quota, over a period of 100 ms. */
+const cfsQuota = (quotaUs: string, membership = V1_IN_CONTAINER, dir = '/sys/fs/cgroup/cpu,cpuacct') =>
+  files({
+    '/proc/self/cgroup': membership,
+    [`${dir}/cpu.cfs_quota_us`]: `${quotaUs}\n`,
+    [`${dir}/cpu.cfs_period_us`]: '100000\n',
+  });
+
 describe('cgroupCpuLimit', () => {
   it('reads cgroup v2 cpu.max as quota over period', () => {
     const read = files({ '/proc/self/cgroup': V2_IN_CONTAINER, '/sys/fs/cgroup/cpu.max': '250000 100000\n' });
@@ -44,27 +52,14 @@ describe('cgroupCpuLimit', () => {
   });
 
   it('reads cgroup v1 CFS quota and period of the cpu controller, where either mount has them', () => {
-    const combined = files({
-      '/proc/self/cgroup': V1_IN_CONTAINER,
-      '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '300000\n',
-      '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000\n',
-    });
-    expect(cgroupCpuLimit(combined)).toBe(3);
-    const alone = files({
-      '/proc/self/cgroup': '3:cpu:/docker/abc\n',
-      '/sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us': '50000',
-      '/sys/fs/cgroup/cpu/docker/abc/cpu.cfs_period_us': '100000',
-    });
-    expect(cgroupCpuLimit(alone)).toBe(0.5);
+    expect(cgroupCpuLimit(cfsQuota('300000'))).toBe(3);
+    expect(cgroupCpuLimit(cfsQuota('50000', '3:cpu:/docker/abc\n', '/sys/fs/cgroup/cpu/docker/abc'))).toBe(
+      0.5,
+    );
   });
 
   it('finds no limit in a v1 quota of -1, or in text that is not two whole numbers', () => {
-    const unlimited = files({
-      '/proc/self/cgroup': V1_IN_CONTAINER,
-      '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us': '-1\n',
-      '/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us': '100000\n',
-    });
-    expect(cgroupCpuLimit(unlimited)).toBeUndefined();
+    expect(cgroupCpuLimit(cfsQuota('-1'))).toBeUndefined();
     for (const text of ['', '0 100000', '100000 0', '1.5 1', 'abc def', '200000']) {
       const read = files({ '/proc/self/cgroup': V2_IN_CONTAINER, '/sys/fs/cgroup/cpu.max': text });
       expect([text, cgroupCpuLimit(read)]).toStrictEqual([text, undefined]);
