@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startMockModel } from '../../src/mock-model/mock-model.js';
 import { startReceiver } from '../helpers/otlp-receiver.js';
 import { startTpxServe } from './cli-process.js';
+import { sendOneLinePrompt } from './serve-support.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -35,17 +36,7 @@ describe('tpx serve exporting to a collector that wants credentials', () => {
       if (!stopped) await serve.stop();
     });
 
-    const response = await fetch(`${serve.url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'claude-test',
-        max_tokens: 32,
-        messages: [{ role: 'user', content: 'Hello' }],
-      }),
-    });
-    expect(response.status).toBe(200);
-    await response.arrayBuffer();
+    expect(await sendOneLinePrompt(serve.url)).toBe(200);
     // SIGTERM: the proxy drains and exports what is still buffered (the span and the histograms).
     expect(await serve.stop()).toBe(0);
     stopped = true;

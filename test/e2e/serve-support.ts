@@ -94,3 +94,14 @@ export async function eventually(condition: () => boolean, timeoutMs = 5_000): P
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Sends a one-line JSON prompt to the proxy at `baseUrl` and reads the whole answer; resolves to its status. */
+export async function sendOneLinePrompt(baseUrl: string, model = 'claude-test'): Promise<number> {
+  const response = await fetch(`${baseUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model, max_tokens: 32, messages: [{ role: 'user', content: 'Hello' }] }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
