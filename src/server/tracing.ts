@@ -31,6 +31,7 @@
  *
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import {
   isSpanContextValid,
   ROOT_CONTEXT,
@@ -593,8 +594,13 @@ export async function startTracing(
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
   ]);
+  // Each process exports its own cumulative GenAI histograms: every worker of `--workers`, every
+  // replica. Told apart by nothing but their resource, their series would be one series with several
+  // writers to a collector or backend, each export overwriting the others' counts. So each process names
+  // itself (a random `service.instance.id`, as the semantic conventions suggest); one set in
+  // `OTEL_RESOURCE_ATTRIBUTES` (a pod's name, say) wins over it.
   const resource = resources
-    .resourceFromAttributes({ 'service.name': settings.serviceName })
+    .resourceFromAttributes({ 'service.name': settings.serviceName, 'service.instance.id': randomUUID() })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const propagator = new W3CTraceContextPropagator();
   const closers: (() => Promise<void>)[] = [];

@@ -5,7 +5,7 @@
  * `traceparent`, a child span per upstream attempt whose context reaches the upstream, and the GenAI
  * client histograms; with `http/protobuf` (the default) the export arrives as protobuf.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startServer } from '../../src/server/start-server.js';
 import { startTracing, type Tracing } from '../../src/server/tracing.js';
 import { createTransport } from '../../src/transport/create-transport.js';
@@ -18,6 +18,7 @@ import {
   type OtlpValue,
 } from '../helpers/otlp-receiver.js';
 import { startScriptedServer, step, textMessage, type ScriptedServer } from '../helpers/scripted-server.js';
+import { sendOneLinePrompt } from './serve-support.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -329,5 +330,57 @@ describe('OpenTelemetry over OTLP/HTTP', () => {
     const exchange = spans.find((span) => span.name === 'chat claude-proto');
     expect(attributes(exchange!)).toMatchObject({ 'gen_ai.request.model': 'claude-proto' });
     expect(spans.find((span) => span.parentSpanId === exchange!.spanId)?.name).toBe('chat attempt 1');
+  });
+
+  it('names each process with its own service.instance.id, unless OTEL_RESOURCE_ATTRIBUTES sets one', async () => {
+    const receiver = await startReceiver();
+    closers.push(() => receiver.close());
+    const upstream = await startScriptedServer([
+      step.json(textMessage('first')),
+      step.json(textMessage('second')),
+      step.json(textMessage('third')),
+    ]);
+    closers.push(() => upstream.close());
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    };
+    /** The resources of what one process (one worker of --workers, one replica) exports. */
+    const exportsOfOneProcess = async () => {
+      const before = receiver.exports.length;
+      const { tracing, server } = await tracedProxy(env, upstream);
+      expect(await sendOneLinePrompt(server.url)).toBe(200);
+      await tracing.shutdown();
+      return receiver.exports.slice(before).map((entry) => {
+        const body = JSON.parse(entry.body.toString('utf8')) as {
+          resourceSpans?: { resource: { attributes: { key: string; value: OtlpValue }[] } }[];
+          resourceMetrics?: { resource: { attributes: { key: string; value: OtlpValue }[] } }[];
+        };
+        const [first] = body.resourceSpans ?? body.resourceMetrics ?? [];
+        const resource: Record<string, unknown> = { path: entry.path, ...attributes(first!.resource) };
+        return resource;
+      });
+    };
+
+    const one = await exportsOfOneProcess();
+    const other = await exportsOfOneProcess();
+    // Spans and histograms of one process carry one id; the two processes' ids differ.
+    for (const exported of [one, other]) {
+      expect(exported.map((entry) => entry['path']).sort()).toStrictEqual(['/v1/metrics', '/v1/traces']);
+      expect(new Set(exported.map((entry) => entry['service.instance.id'])).size).toBe(1);
+      expect(exported[0]!['service.instance.id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(exported[0]!['service.name']).toBe('tpx-serve');
+    }
+    expect(one[0]!['service.instance.id']).not.toBe(other[0]!['service.instance.id']);
+
+    vi.stubEnv('OTEL_RESOURCE_ATTRIBUTES', 'service.instance.id=pod-7f9c,k8s.pod.name=pod-7f9c');
+    try {
+      const named = await exportsOfOneProcess();
+      for (const entry of named) {
+        expect([entry['service.instance.id'], entry['k8s.pod.name']]).toStrictEqual(['pod-7f9c', 'pod-7f9c']);
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
