@@ -29,10 +29,10 @@ function readTextOrUndefined(path: string): string | undefined {
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 
-/** `dir` and every directory above it up to `root`, innermost first. */
+/** `dir` (normalised, as `posix.join` makes it) and every directory above it up to `root`, innermost first. */
 function upTo(root: string, dir: string): string[] {
   const dirs: string[] = [];
-  let current = posix.normalize(dir).replace(/(.)\/+$/, '$1');
+  let current = dir.replace(/(.)\/+$/, '$1');
   while (current.startsWith(root)) {
     dirs.push(current);
     if (current === root) break;
@@ -56,13 +56,6 @@ function ratio(quota: string | undefined, period: string | undefined): number | 
   return q > 0 && p > 0 ? q / p : undefined;
 }
 
-function tightest(limits: (number | undefined)[]): number | undefined {
-  let least: number | undefined;
-  for (const limit of limits)
-    if (limit !== undefined && (least === undefined || limit < least)) least = limit;
-  return least;
-}
-
 /**
  * The CPU quota of this process's cgroups, in CPUs (fractional), or `undefined` when none is set or
  * none can be read. `read` is for tests.
@@ -70,7 +63,7 @@ function tightest(limits: (number | undefined)[]): number | undefined {
 export function cgroupCpuLimit(read: ReadText = readTextOrUndefined): number | undefined {
   const membership = read('/proc/self/cgroup');
   if (membership === undefined) return undefined;
-  const limits: (number | undefined)[] = [];
+  const limits: number[] = [];
   for (const line of membership.split('\n')) {
     // `hierarchy-id:controllers:path`; the path may itself hold colons.
     const first = line.indexOf(':');
@@ -81,20 +74,23 @@ export function cgroupCpuLimit(read: ReadText = readTextOrUndefined): number | u
     if (line.slice(0, first) === '0' && controllers === '') {
       // cgroup v2: one hierarchy. Inside a container's cgroup namespace the path is usually `/`.
       for (const dir of upTo(CGROUP_ROOT, posix.join(CGROUP_ROOT, path))) {
-        limits.push(fromCpuMax(read(`${dir}/cpu.max`)));
+        const limit = fromCpuMax(read(`${dir}/cpu.max`));
+        if (limit !== undefined) limits.push(limit);
       }
     } else if (controllers.split(',').includes('cpu')) {
       // cgroup v1: the cpu controller's hierarchy, mounted under its controllers' names.
-      for (const mount of [`${CGROUP_ROOT}/${controllers}`, `${CGROUP_ROOT}/cpu`]) {
+      for (const mount of new Set([`${CGROUP_ROOT}/${controllers}`, `${CGROUP_ROOT}/cpu`])) {
         for (const dir of upTo(mount, posix.join(mount, path))) {
-          limits.push(
-            ratio(read(`${dir}/cpu.cfs_quota_us`)?.trim(), read(`${dir}/cpu.cfs_period_us`)?.trim()),
+          const limit = ratio(
+            read(`${dir}/cpu.cfs_quota_us`)?.trim(),
+            read(`${dir}/cpu.cfs_period_us`)?.trim(),
           );
+          if (limit !== undefined) limits.push(limit);
         }
       }
     }
   }
-  return tightest(limits);
+  return limits.length === 0 ? undefined : Math.min(...limits);
 }
 
 /**

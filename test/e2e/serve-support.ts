@@ -13,6 +13,7 @@ import {
 } from '../../src/mock-model/mock-model.js';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';
 
 /** A logger whose lines stay in memory. */
@@ -87,12 +88,8 @@ export async function startTpxProxy(
 }
 
 /** Polls `condition` every 10 ms until it holds, failing after `timeoutMs`. */
-export async function eventually(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+export function eventually(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  return waitFor(() => Promise.resolve(condition()), 'condition not met', timeoutMs, 10);
 }
 
 /** Sends a one-line JSON prompt to the proxy at `baseUrl` and reads the whole answer; resolves to its status. */
