@@ -2,6 +2,51 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layers of DESIGN.md, lowest first: a module imports only from its own layer and the ones below.
+ * Each entry names the folders a layer must not import from (an upward import fails the lint).
+ */
+const LAYERS = [
+  'protocol',
+  'translate',
+  'providers',
+  'transport',
+  'telemetry',
+  'server',
+  'mock-model',
+  'cli',
+];
+const ABOVE = {
+  protocol: ['translate', 'providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
+  translate: ['providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
+  providers: ['transport', 'telemetry', 'server', 'mock-model', 'cli'],
+  transport: ['telemetry', 'server', 'mock-model', 'cli'],
+  // Telemetry serves the proxy only; the proxy and the mock model stand side by side.
+  telemetry: ['server', 'mock-model', 'cli'],
+  server: ['mock-model', 'cli'],
+  'mock-model': ['telemetry', 'server', 'cli'],
+  cli: [],
+};
+
+/** `no-restricted-imports` per layer folder; exported so a test can show an upward import fails. */
+export const layering = LAYERS.filter((layer) => ABOVE[layer].length > 0).map((layer) => ({
+  files: [`src/${layer}/**/*.ts`],
+  ignores: ['**/*.test.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: ABOVE[layer].map((above) => `**/${above}/*`),
+            message: `src/${layer} is below ${ABOVE[layer].join(', ')} in DESIGN.md's layers: it must not import from them.`,
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
   // test/e2e/fixtures/ holds executables the tests spawn (a stand-in for Claude Code), plain JavaScript.
   {
@@ -20,7 +65,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', '*.ts', 'bench/*.js'] },
+        projectService: { allowDefaultProject: ['*.js', 'vitest*.ts', 'bench/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -47,6 +92,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  ...layering,
+  {
+    files: ['src/errors.ts', 'src/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['./server/*', './cli/*', './cli.js', './telemetry/*', './mock-model/*'],
+              message: 'The floor and the library entry load no server, CLI, telemetry or mock model.',
+            },
+          ],
+        },
+      ],
     },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },

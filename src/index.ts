@@ -49,5 +49,3 @@ export {
 } from './protocol/validate-messages.js';
 export { decodeToolId, encodeToolId } from './translate/tool-id-codec.js';
 export { ExactNumber } from './protocol/exact-json.js';
-export { startServer } from './server/start-server.js';
-export type { RunningServer, ServeOptions } from './server/start-server.js';
