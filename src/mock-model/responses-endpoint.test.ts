@@ -4,7 +4,7 @@
  * and what the transport's Responses wire makes of it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
 import type { MessageStreamEvent } from '../protocol/messages.js';
 import { createTransport } from '../transport/create-transport.js';
 import { startMockModel, type MockModelOptions, type MockModelServer } from './mock-model.js';

@@ -282,14 +282,3 @@ export type MessageStreamEvent =
   | MessageDeltaEvent
   | MessageStopEvent
   | PingEvent;
-
-/** The block types the `tpx` provider can represent on the other side. */
-export const TRANSLATABLE_BLOCK_TYPES: ReadonlySet<string> = new Set([
-  'text',
-  'image',
-  'document',
-  'tool_use',
-  'tool_result',
-  'thinking',
-  'redacted_thinking',
-]);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../errors.js';
-import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
 import type { MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
 import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';

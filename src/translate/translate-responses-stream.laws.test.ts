@@ -12,7 +12,7 @@ import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../errors.js';
-import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
 import type { MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';

@@ -15,7 +15,7 @@ import type {
   ChatCompletionUsage,
 } from '../protocol/chat-completions.js';
 import type { Message, MessageStreamEvent } from '../protocol/messages.js';
-import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { validateStreamEvent } from '../protocol/validate-messages.js';
 import { decodeToolId, encodeToolIds } from './tool-id-codec.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../errors.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from '../protocol/chat-completions.js';
 import type { Message, MessageStreamEvent } from '../protocol/messages.js';
-import { accumulateStream } from '../protocol/accumulate-stream.js';
+import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../protocol/stream-grammar.js';
 import { validateMessage, validateStreamEvent } from '../protocol/validate-messages.js';
 import { encodeToolIds } from './tool-id-codec.js';

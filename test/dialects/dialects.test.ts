@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTransport, isTransportError, type ModelTransport } from '../../src/index.js';
 import type { ContentBlock, Message, MessageParam, MessagesRequest } from '../../src/protocol/messages.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { carryThoughtSignature } from '../../src/translate/apply-dialect.js';
 import type { DialectName } from '../../src/translate/dialects.js';

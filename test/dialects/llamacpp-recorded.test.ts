@@ -16,7 +16,7 @@ import type {
   MessageStreamEvent,
   ToolUseBlock,
 } from '../../src/protocol/messages.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { validateStreamEvent } from '../../src/protocol/validate-messages.js';
 import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';

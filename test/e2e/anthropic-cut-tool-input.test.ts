@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTransport, isTransportError, type ModelTransport } from '../../src/index.js';
 import type { MessageStreamEvent } from '../../src/protocol/messages.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import {
   anthropicSse,
   messageStartEvent,

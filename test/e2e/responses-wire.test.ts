@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../../src/errors.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import type { MessageStreamEvent } from '../../src/protocol/messages.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';

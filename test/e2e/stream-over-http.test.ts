@@ -13,7 +13,7 @@ import { isTransportError, type TransportError } from '../../src/errors.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { readSse, type SseMessage } from '../../src/providers/read-sse.js';
 import { Cancellation } from '../../src/providers/cancellation.js';

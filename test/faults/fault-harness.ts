@@ -27,7 +27,7 @@ import {
   type ModelTransport,
   type TransportOptions,
 } from '../../src/index.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { createTransport, type Message, type MessageStreamEvent } from '../../src/index.js';
 import { startMockModel } from '../../src/mock-model/index.js';
 import type { ToolUseBlock } from '../../src/protocol/messages.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { startServer } from '../../src/server/start-server.js';
 import { sdkOverAgent } from './fault-harness.js';

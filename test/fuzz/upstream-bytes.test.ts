@@ -15,7 +15,7 @@ import {
   type MessageStreamEvent,
   type ModelTransport,
 } from '../../src/index.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
 import { faultRequest, goodBody, goodFrames, type UpstreamKind } from '../faults/fault-bodies.js';

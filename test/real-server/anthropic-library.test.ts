@@ -6,7 +6,7 @@
  * server's own: these tests hold them against what the tap recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js';
 import { createSession, createTransport } from '../../src/index.js';
 import type { ModelTransport } from '../../src/transport/types.js';

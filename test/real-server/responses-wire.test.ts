@@ -15,7 +15,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import type { ContentBlock, MessageStreamEvent, ToolUseBlock } from '../../src/protocol/messages.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';

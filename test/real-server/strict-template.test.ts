@@ -3,7 +3,7 @@
  * templates do under vLLM and llama.cpp), with a small context (`-c 1024`), against both providers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createTransport, isTransportError } from '../../src/index.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import { startLlamaServer, type LlamaServer } from './llama-server.js';

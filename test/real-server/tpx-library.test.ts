@@ -3,9 +3,9 @@
  * `/v1/chat/completions`), with a recording tap in between that shows what really crossed the wire.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createSession, createTransport, decodeToolId, isTransportError } from '../../src/index.js';
-import { readLlamaCppContextSize } from '../../src/translate/read-context-size.js';
+import { readContextSize } from '../../src/translate/read-upstream-catalog.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import { startLlamaServer, type LlamaServer } from './llama-server.js';
 import {
@@ -239,7 +239,7 @@ describe('tpx provider against llama.cpp: what the llamacpp dialect reads', () =
 
   it('reads the context size from /props', async () => {
     const props = await (await fetch(`${server.url}/props`)).json();
-    expect(readLlamaCppContextSize(props)).toBe(4096);
+    expect(readContextSize(props)).toBe(4096);
   });
 
   it('sends Claude Code’s system messages folded: one system message first, the later one in place', async () => {

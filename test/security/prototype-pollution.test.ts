@@ -7,7 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTransport, type Message, type MessagesRequest, type ModelTransport } from '../../src/index.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import {
   startScriptedServer,

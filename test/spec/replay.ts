@@ -59,7 +59,7 @@ import {
   type Session,
   type TransportErrorCode,
 } from '../../src/index.js';
-import { accumulateStream } from '../../src/protocol/accumulate-stream.js';
+import { accumulateStream } from '../helpers/accumulate-stream.js';
 import { createStreamGrammar } from '../../src/protocol/stream-grammar.js';
 import { assertValidChatCompletionRequest } from '../helpers/chat-schema.js';
 import {

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { isObject } from './is-object.js';
-import { TransportError } from '../errors.js';
-import type { Message, MessageStreamEvent } from './messages.js';
-import { parseExactJson } from './exact-json.js';
+import { isObject } from '../../src/protocol/is-object.js';
+import { TransportError } from '../../src/errors.js';
+import type { Message, MessageStreamEvent } from '../../src/protocol/messages.js';
+import { parseExactJson } from '../../src/protocol/exact-json.js';
 
 /**
  * The `message` a stream of events describes.

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
-import { isTransportError } from '../errors.js';
+import { isTransportError } from '../../src/errors.js';
 import { accumulateStream } from './accumulate-stream.js';
-import type { MessageStreamEvent } from './messages.js';
+import type { MessageStreamEvent } from '../../src/protocol/messages.js';
 
-const FIXTURES = new URL('./__fixtures__/reference-anthropic/', import.meta.url);
+const FIXTURES = new URL('../../src/protocol/__fixtures__/reference-anthropic/', import.meta.url);
 
 function recorded(path: string): MessageStreamEvent[] {
   const text = readFileSync(new URL(path, FIXTURES), 'utf8');
