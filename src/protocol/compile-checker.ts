@@ -7,6 +7,8 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
+import { describeErrors } from './format-errors.js';
+import type { Validated } from './validate-messages.js';
 
 export interface Checker {
   check(value: unknown): boolean;
@@ -20,4 +22,16 @@ export function compileChecker(schema: TSchema): Checker {
     check: (value) => validator.Check(value),
     errors: (value) => validator.Errors(value),
   };
+}
+
+/**
+ * A validator for wire values of type `T`: the value itself when it fits `schema`, else a message that
+ * names what does not fit (`choices[0].message: must be object`). The schema is compiled once.
+ */
+export function compileValidator<T>(schema: TSchema): (value: unknown) => Validated<T> {
+  const checker = compileChecker(schema);
+  return (value) =>
+    checker.check(value)
+      ? { ok: true, value: value as T }
+      : { ok: false, message: describeErrors(checker.errors(value)) };
 }

@@ -6,10 +6,8 @@
  * @module
  */
 import Type, { type TSchema } from 'typebox';
-import { compileChecker as compile } from './compile-checker.js';
+import { compileValidator } from './compile-checker.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from './chat-completions.js';
-import { describeErrors } from './format-errors.js';
-import type { Validated } from './validate-messages.js';
 
 const Maybe = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
 const Count = () => Maybe(Type.Number());
@@ -57,17 +55,8 @@ const ChunkSchema = Type.Object({
   error: Type.Optional(Type.Unknown()),
 });
 
-const responseValidator = compile(ResponseSchema);
-const chunkValidator = compile(ChunkSchema);
-
 /** Validates a non-streaming Chat Completions response. */
-export function validateChatCompletionResponse(value: unknown): Validated<ChatCompletionResponse> {
-  if (responseValidator.check(value)) return { ok: true, value: value as ChatCompletionResponse };
-  return { ok: false, message: describeErrors(responseValidator.errors(value)) };
-}
+export const validateChatCompletionResponse = compileValidator<ChatCompletionResponse>(ResponseSchema);
 
 /** Validates one parsed stream chunk. */
-export function validateChatCompletionChunk(value: unknown): Validated<ChatCompletionChunk> {
-  if (chunkValidator.check(value)) return { ok: true, value: value as ChatCompletionChunk };
-  return { ok: false, message: describeErrors(chunkValidator.errors(value)) };
-}
+export const validateChatCompletionChunk = compileValidator<ChatCompletionChunk>(ChunkSchema);

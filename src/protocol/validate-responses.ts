@@ -6,10 +6,8 @@
  * @module
  */
 import Type, { type TSchema } from 'typebox';
-import { compileChecker as compile } from './compile-checker.js';
-import { describeErrors } from './format-errors.js';
+import { compileValidator } from './compile-checker.js';
 import type { ResponsesResponse, ResponsesStreamEvent } from './responses.js';
-import type { Validated } from './validate-messages.js';
 
 const Maybe = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
 const Count = () => Maybe(Type.Number());
@@ -51,17 +49,8 @@ const EventSchema = Type.Object({
   response: Maybe(ResponseSchema),
 });
 
-const responseValidator = compile(ResponseSchema);
-const eventValidator = compile(EventSchema);
-
 /** Validates a non-streaming response object (and the `response` of a terminal stream event). */
-export function validateResponsesResponse(value: unknown): Validated<ResponsesResponse> {
-  if (responseValidator.check(value)) return { ok: true, value: value as ResponsesResponse };
-  return { ok: false, message: describeErrors(responseValidator.errors(value)) };
-}
+export const validateResponsesResponse = compileValidator<ResponsesResponse>(ResponseSchema);
 
 /** Validates one parsed stream event. */
-export function validateResponsesStreamEvent(value: unknown): Validated<ResponsesStreamEvent> {
-  if (eventValidator.check(value)) return { ok: true, value: value as ResponsesStreamEvent };
-  return { ok: false, message: describeErrors(eventValidator.errors(value)) };
-}
+export const validateResponsesStreamEvent = compileValidator<ResponsesStreamEvent>(EventSchema);
