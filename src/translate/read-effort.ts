@@ -1,5 +1,6 @@
 /**
- * `output_config.effort` and `thinking` → `reasoning_effort` (docs/translation.md). Pure.
+ * `output_config.effort` and `thinking` → the reasoning effort to ask for, and whether the reasoning
+ * should come back summarized (docs/translation.md). Pure.
  *
  * @module
  */
@@ -16,7 +17,7 @@ const HIGH_EFFORT_BUDGET = 16384;
  * maps by bucket (< 4096 low, < 16384 medium, else high), `adaptive` to medium; `disabled` and thinking
  * types this library does not know leave the server's default.
  */
-export function translateEffort(effort: unknown, thinking: ThinkingConfig | undefined): string | undefined {
+export function readEffort(effort: unknown, thinking: ThinkingConfig | undefined): string | undefined {
   if (effort !== undefined && effort !== null) {
     switch (effort) {
       case 'low':
@@ -52,4 +53,14 @@ export function translateEffort(effort: unknown, thinking: ThinkingConfig | unde
       // 'disabled', and types added to the protocol later: no reasoning_effort, the server decides.
       return undefined;
   }
+}
+
+/**
+ * Whether the caller asked to see the model's thinking: thinking `enabled` or `adaptive`, and not shown as
+ * `omitted`. A wire whose server hands back reasoning only when asked (the Responses API's summaries)
+ * asks then.
+ */
+export function summarizesThinking(thinking: ThinkingConfig | undefined): boolean {
+  const isThinking = thinking?.type === 'enabled' || thinking?.type === 'adaptive';
+  return isThinking && thinking['display'] !== 'omitted';
 }
