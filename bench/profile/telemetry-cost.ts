@@ -18,10 +18,10 @@
  * @module
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { createProxyMetrics } from '../../src/server/metrics.js';
+import { createProxyMetrics } from '../../src/telemetry/metrics.js';
 import type { ExchangeRecord } from '../../src/server/logger.js';
-import { combineTelemetry, type Telemetry } from '../../src/server/telemetry.js';
-import { startTracing, type Tracing } from '../../src/server/tracing.js';
+import { combineTelemetry, type Telemetry } from '../../src/telemetry/exchange-telemetry.js';
+import { startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import { cleanEnv, spawnServer } from '../harness/children.js';
 import { median } from '../harness/stats.js';
 

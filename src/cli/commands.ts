@@ -174,7 +174,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     isWorker: isWorkerProcess(),
     observer,
   });
-  if (observability.telemetry !== undefined) serveOptions.telemetry = observability.telemetry;
+  // Without metrics or OTEL_*, no telemetry at all (not even the OpenTelemetry API's no-op spans).
+  serveOptions.telemetry = observability.telemetry ?? false;
   if (observability.metrics !== undefined) serveOptions.metrics = observability.metrics;
   if (operations.pingIntervalMs !== undefined) serveOptions.pingIntervalMs = operations.pingIntervalMs;
   if (operations.drainDelayMs !== undefined) serveOptions.drainDelayMs = operations.drainDelayMs;

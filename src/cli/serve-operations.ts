@@ -14,13 +14,12 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { TransportError } from '../errors.js';
-import { createProxyMetrics, type ProxyMetrics } from '../server/metrics.js';
 import { startMetricsServer, type RunningMetricsServer } from '../server/metrics-server.js';
 import type { MetricsSource } from '../server/operational-routes.js';
-import { combineTelemetry, type Telemetry } from '../server/telemetry.js';
-import { genAiProviderName, startTracing, type Tracing } from '../server/tracing.js';
+import { combineTelemetry, type Telemetry } from '../telemetry/exchange-telemetry.js';
+import { createProxyMetrics, type ProxyMetrics } from '../telemetry/metrics.js';
+import { genAiProviderName, startTracing, type Tracing } from '../telemetry/tracing.js';
 import { parseWorkerCount, superviseWorkers, workerMetricsSource } from '../server/workers.js';
 import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createTransport } from '../transport/create-transport.js';
@@ -106,7 +105,10 @@ export function deferredTransportObserver(): TransportObserver & { target?: Tran
 
 /** Metrics and traces of one serving process, and how to stop them. */
 export interface Observability {
-  /** For `startServer({ telemetry })`. */
+  /**
+   * For `startServer({ telemetry })`: the Prometheus metrics, and the spans and GenAI histograms when
+   * `OTEL_*` installed the OpenTelemetry SDK; absent when neither is on.
+   */
   telemetry?: Telemetry;
   /** For `startServer({ metrics })`: served on the main port. */
   metrics?: MetricsSource;
@@ -116,17 +118,6 @@ export interface Observability {
   /** The process's metrics, when on. */
   proxyMetrics?: ProxyMetrics;
   close(): Promise<void>;
-}
-
-function packageVersion(): string | undefined {
-  try {
-    const json = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof json.version === 'string' ? json.version : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -159,10 +150,9 @@ export async function startObservability(options: {
       result.metricsServer = metricsServer;
     }
   }
-  const version = packageVersion();
+  // The OpenTelemetry SDK is installed (and loaded) only when OTEL_* configures an exporter.
   const tracing = await startTracing(options.env, {
     providerName: genAiProviderName(selection.provider, selection.dialect?.name),
-    ...(version === undefined ? {} : { version }),
   });
   if (tracing !== undefined) result.tracing = tracing;
   if (tracing?.spanExportLosses !== undefined)

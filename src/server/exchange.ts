@@ -17,7 +17,7 @@ import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
-import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from './telemetry.js';
+import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 

@@ -6,7 +6,7 @@ import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/m
 import type { CountTokensRequest, ExchangeOptions, ModelTransport } from '../transport/types.js';
 import { CANCELLATION, Cancellation } from '../providers/cancellation.js';
 import { createMessagesHandler, type MessagesHandlerOptions } from './messages-handler.js';
-import type { ExchangeOutcome, Telemetry } from './telemetry.js';
+import type { ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyResponse, SseResponse } from './types.js';
 
 const MESSAGE: Message = {

@@ -28,9 +28,9 @@ import { createRequestHeaderCheck, type RequestHeaderCheckOptions } from './chec
 import { handleCountTokens } from './count-tokens.js';
 import { errorFrame, proxyError } from './error-response.js';
 import { PING_FRAME, settlesWithin } from './keep-alive.js';
-import { Exchange, generateRequestId, mergeUsage } from './exchange.js';
+import { Exchange, generateRequestId, mergeUsage, type ExchangeEnvironment } from './exchange.js';
 import type { UsageRecord } from './logger.js';
-import type { Telemetry } from './telemetry.js';
+import type { Telemetry } from '../telemetry/exchange-telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
 import { encodeSseEvent } from './write-sse.js';
 import { stringifyExactJson } from '../protocol/exact-json.js';
@@ -95,13 +95,183 @@ function withHeaders<Response extends ProxyResponse>(
   return response;
 }
 
+/** What every exchange of one handler shares. */
+interface HandlerContext {
+  readonly transport: ModelTransport;
+  readonly options: MessagesHandlerOptions;
+  readonly isAuthorised: ReturnType<typeof createProxyAuth>;
+  readonly pingIntervalMs: number;
+  /** The `/healthz` answer, made once. */
+  readonly healthBody: string;
+}
+
+/** The first batch of a stream; a stream without one is broken. */
+function firstEvents(
+  transport: ModelTransport,
+  first: IteratorResult<MessageStreamEvent[]>,
+): MessageStreamEvent[] {
+  if (first.done === true) {
+    throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', {
+      provider: transport.provider,
+    });
+  }
+  return first.value;
+}
+
+/** A batch of events as SSE frames, in one string: one write for what one upstream chunk produced. */
+function encodeBatch(exchange: Exchange, usage: UsageRecord, batch: readonly MessageStreamEvent[]): string {
+  let frames = '';
+  for (const event of batch) {
+    trackUsage(exchange, usage, event);
+    frames += encodeSseEvent(event);
+  }
+  return frames;
+}
+
+/** A stream's upstream side: its first batch (maybe still on its way) and the rest. */
+interface UpstreamStream {
+  first: Promise<IteratorResult<MessageStreamEvent[]>>;
+  iterator: AsyncIterator<MessageStreamEvent[]>;
+  /** Whether the headers go out with a ping before the first batch (a silent upstream). */
+  isEarly: boolean;
+}
+
+/**
+ * The SSE frames of a stream: a ping first when it started early, then one string per upstream batch.
+ * A failure ends the stream with an `event: error` frame (unless the client left); a consumer that stops
+ * early ends the upstream exchange too. The exchange is logged once, however it ends.
+ */
+async function* streamFrames(
+  transport: ModelTransport,
+  exchange: Exchange,
+  upstream: UpstreamStream,
+  usage: UsageRecord,
+): AsyncGenerator<string> {
+  let state: 'streaming' | 'complete' | 'failed' = 'streaming';
+  let failure: unknown;
+  try {
+    if (upstream.isEarly) yield PING_FRAME;
+    yield encodeBatch(exchange, usage, firstEvents(transport, await upstream.first));
+    for (;;) {
+      const next = await upstream.iterator.next();
+      if (next.done === true) break;
+      yield encodeBatch(exchange, usage, next.value);
+    }
+    state = 'complete';
+  } catch (error) {
+    state = 'failed';
+    failure = error;
+    // A client that left gets nothing more; any other failure ends the stream with an error frame.
+    if (!exchange.clientGone) yield errorFrame(error, exchange.requestId);
+  } finally {
+    if (state === 'streaming') {
+      // The consumer stopped early (the client went away): end the upstream exchange too.
+      await upstream.iterator.return?.().catch(() => undefined);
+    }
+    exchange.log(200, failure, { clientClosed: exchange.clientGone || state === 'streaming' });
+  }
+}
+
+/** The SSE answer of a stream whose first batch exists (or whose upstream is silent: `isEarly`). */
+function streamResponse(
+  transport: ModelTransport,
+  exchange: Exchange,
+  upstream: UpstreamStream,
+): SseResponse {
+  const usage: UsageRecord = {};
+  exchange.usage = usage;
+  exchange.answerReady();
+  exchange.telemetry?.streamOpened();
+  const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);
+  headers['cache-control'] = 'no-cache';
+  return { kind: 'sse', status: 200, headers, frames: streamFrames(transport, exchange, upstream, usage) };
+}
+
+/** `POST /v1/messages`: one message as JSON, or with `"stream": true` a Messages event stream. */
+async function sendMessage(context: HandlerContext, exchange: Exchange): Promise<ProxyResponse> {
+  const { transport, pingIntervalMs } = context;
+  const { raw, value } = await exchange.readJsonObject();
+  exchange.isStream = value['stream'] === true;
+  // Only `stream` and `model` are read here; the transport validates the whole request (and answers
+  // MODEL_EINVAL / MODEL_EPAIRING with a 400) before anything is sent upstream.
+  const request = value as MessagesRequest;
+  const exchangeOptions = exchange.exchangeOptions(raw);
+  if (!exchange.isStream) {
+    const message = await transport.send(request, exchangeOptions);
+    exchange.usage = {};
+    mergeUsage(exchange.usage, message.usage);
+    if (message.stop_reason !== null) exchange.stopReason = message.stop_reason;
+    // A native answer goes out as the upstream wrote it; a translated one is serialised here.
+    return exchange.json(200, rawJsonOf(message) ?? stringifyExactJson(message));
+  }
+  const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
+  const first = iterator.next();
+  // An upstream silent for a whole ping interval gets its stream started now, with a ping, so that
+  // nothing between the client and the proxy gives up on an idle connection.
+  const isEarly = pingIntervalMs > 0 && !(await settlesWithin(first, pingIntervalMs));
+  if (!isEarly) firstEvents(transport, await first);
+  return streamResponse(transport, exchange, { first, iterator, isEarly });
+}
+
+/** `GET /v1/models`. */
+async function listModels(transport: ModelTransport, exchange: Exchange): Promise<JsonResponse> {
+  if (transport.listModels === undefined) throw proxyError(404, 'this transport cannot list models');
+  const list = await transport.listModels(exchange.exchangeOptions());
+  return exchange.json(200, JSON.stringify(list));
+}
+
+/** The answers that need no proxy token: liveness, and the probes clients send before they start. */
+function unauthenticatedAnswer(context: HandlerContext, exchange: Exchange): JsonResponse | undefined {
+  const { method } = exchange.request;
+  const { path } = exchange;
+  if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) {
+    return exchange.json(200, context.healthBody, 'debug');
+  }
+  // Clients check that a server is there before they start (Claude Code: `HEAD /`, `/api/hello`): an
+  // empty 200, logged at debug level, not an error line per start.
+  if ((path === '/' && (method === 'HEAD' || method === 'GET')) || path === '/api/hello') {
+    return exchange.json(200, '{}', 'debug');
+  }
+  return undefined;
+}
+
+/** Routes one exchange; throws what becomes its error answer. */
+async function route(context: HandlerContext, exchange: Exchange): Promise<ProxyResponse> {
+  const { instanceId, ownUrl } = context.options;
+  const { method } = exchange.request;
+  const { path } = exchange;
+  if (instanceId !== undefined && hasPassedThrough(exchange.request.headers, instanceId)) {
+    throw loopError(ownUrl ?? 'this proxy');
+  }
+  const open = unauthenticatedAnswer(context, exchange);
+  if (open !== undefined) return open;
+  if (!context.isAuthorised(exchange.request.headers)) {
+    throw proxyError(
+      401,
+      'this proxy requires its token: send it as the x-api-key header or as Authorization: Bearer <token>',
+    );
+  }
+  const allowed = ROUTE_METHODS.get(path);
+  if (allowed === undefined) throw proxyError(404, `no such endpoint: ${method} ${path}`);
+  if (method !== allowed) throw proxyError(405, `${path} accepts ${allowed}, not ${method}`);
+  switch (path) {
+    case '/v1/messages':
+      return sendMessage(context, exchange);
+    case '/v1/messages/count_tokens':
+      return handleCountTokens(context.transport, exchange);
+    case '/v1/models':
+      return listModels(context.transport, exchange);
+    default:
+      throw proxyError(404, `no such endpoint: ${method} ${path}`);
+  }
+}
+
 /** Creates the handler. It never rejects: every failure becomes a Messages error answer. */
 export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHandler {
   const { transport } = options;
-  const isAuthorised = createProxyAuth(options.proxyToken);
   const checkHeaders =
     options.requestCheck === undefined ? undefined : createRequestHeaderCheck(options.requestCheck);
-  const environment = {
+  const environment: ExchangeEnvironment = {
     provider: transport.provider,
     logger: options.logger,
     logBodies: options.logBodies ?? false,
@@ -109,137 +279,17 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     telemetry: options.telemetry,
     ...(checkHeaders === undefined ? {} : { checkBody: checkHeaders.checkBody }),
   };
-  const pingIntervalMs = options.pingIntervalMs ?? 0;
-  const healthBody = JSON.stringify({
-    ok: true,
-    provider: transport.selection.provider,
-    reason: transport.selection.reason,
-  });
-
-  async function sendMessage(exchange: Exchange): Promise<ProxyResponse> {
-    const { raw, value } = await exchange.readJsonObject();
-    exchange.isStream = value['stream'] === true;
-    // Only `stream` and `model` are read here; the transport validates the whole request (and answers
-    // MODEL_EINVAL / MODEL_EPAIRING with a 400) before anything is sent upstream.
-    const request = value as MessagesRequest;
-    const exchangeOptions = exchange.exchangeOptions(raw);
-    if (!exchange.isStream) {
-      const message = await transport.send(request, exchangeOptions);
-      exchange.usage = {};
-      mergeUsage(exchange.usage, message.usage);
-      if (message.stop_reason !== null) exchange.stopReason = message.stop_reason;
-      // A native answer goes out as the upstream wrote it; a translated one is serialised here.
-      return exchange.json(200, rawJsonOf(message) ?? stringifyExactJson(message));
-    }
-    const iterator = streamBatches(transport, request, exchangeOptions)[Symbol.asyncIterator]();
-    const first = iterator.next();
-    // An upstream silent for a whole ping interval gets its stream started now, with a ping, so that
-    // nothing between the client and the proxy gives up on an idle connection.
-    const isEarly = pingIntervalMs > 0 && !(await settlesWithin(first, pingIntervalMs));
-    if (!isEarly) firstEvents(await first);
-    return streamResponse(exchange, first, iterator, isEarly);
-  }
-
-  /** The first batch of a stream; a stream without one is broken. */
-  function firstEvents(first: IteratorResult<MessageStreamEvent[]>): MessageStreamEvent[] {
-    if (first.done === true) {
-      throw new TransportError('MODEL_EPROTO', 'the stream ended before its first event', {
-        provider: transport.provider,
-      });
-    }
-    return first.value;
-  }
-
-  /** A batch of events as SSE frames, in one string: one write for what one upstream chunk produced. */
-  function encodeBatch(exchange: Exchange, usage: UsageRecord, batch: readonly MessageStreamEvent[]): string {
-    let frames = '';
-    for (const event of batch) {
-      trackUsage(exchange, usage, event);
-      frames += encodeSseEvent(event);
-    }
-    return frames;
-  }
-
-  function streamResponse(
-    exchange: Exchange,
-    first: Promise<IteratorResult<MessageStreamEvent[]>>,
-    iterator: AsyncIterator<MessageStreamEvent[]>,
-    isEarly: boolean,
-  ): SseResponse {
-    const usage: UsageRecord = {};
-    exchange.usage = usage;
-    exchange.answerReady();
-    exchange.telemetry?.streamOpened();
-    async function* frames(): AsyncGenerator<string> {
-      let state: 'streaming' | 'complete' | 'failed' = 'streaming';
-      let failure: unknown;
-      try {
-        if (isEarly) yield PING_FRAME;
-        yield encodeBatch(exchange, usage, firstEvents(await first));
-        for (;;) {
-          const next = await iterator.next();
-          if (next.done === true) break;
-          yield encodeBatch(exchange, usage, next.value);
-        }
-        state = 'complete';
-      } catch (error) {
-        state = 'failed';
-        failure = error;
-        // A client that left gets nothing more; any other failure ends the stream with an error frame.
-        if (!exchange.clientGone) yield errorFrame(error, exchange.requestId);
-      } finally {
-        if (state === 'streaming') {
-          // The consumer stopped early (the client went away): end the upstream exchange too.
-          await iterator.return?.().catch(() => undefined);
-        }
-        exchange.log(200, failure, { clientClosed: exchange.clientGone || state === 'streaming' });
-      }
-    }
-    const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);
-    headers['cache-control'] = 'no-cache';
-    return { kind: 'sse', status: 200, headers, frames: frames() };
-  }
-
-  async function listModels(exchange: Exchange): Promise<JsonResponse> {
-    if (transport.listModels === undefined) throw proxyError(404, 'this transport cannot list models');
-    const list = await transport.listModels(exchange.exchangeOptions());
-    return exchange.json(200, JSON.stringify(list));
-  }
-
-  async function route(exchange: Exchange): Promise<ProxyResponse> {
-    const { method } = exchange.request;
-    const { path } = exchange;
-    const allowed = ROUTE_METHODS.get(path);
-    if (options.instanceId !== undefined && hasPassedThrough(exchange.request.headers, options.instanceId)) {
-      throw loopError(options.ownUrl ?? 'this proxy');
-    }
-    if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) {
-      return exchange.json(200, healthBody, 'debug');
-    }
-    // Clients check that a server is there before they start (Claude Code: `HEAD /`, `/api/hello`): an
-    // empty 200, logged at debug level, not an error line per start.
-    if ((path === '/' && (method === 'HEAD' || method === 'GET')) || path === '/api/hello') {
-      return exchange.json(200, '{}', 'debug');
-    }
-    if (!isAuthorised(exchange.request.headers)) {
-      throw proxyError(
-        401,
-        'this proxy requires its token: send it as the x-api-key header or as Authorization: Bearer <token>',
-      );
-    }
-    if (allowed === undefined) throw proxyError(404, `no such endpoint: ${method} ${path}`);
-    if (method !== allowed) throw proxyError(405, `${path} accepts ${allowed}, not ${method}`);
-    switch (path) {
-      case '/v1/messages':
-        return sendMessage(exchange);
-      case '/v1/messages/count_tokens':
-        return handleCountTokens(transport, exchange);
-      case '/v1/models':
-        return listModels(exchange);
-      default:
-        throw proxyError(404, `no such endpoint: ${method} ${path}`);
-    }
-  }
+  const context: HandlerContext = {
+    transport,
+    options,
+    isAuthorised: createProxyAuth(options.proxyToken),
+    pingIntervalMs: options.pingIntervalMs ?? 0,
+    healthBody: JSON.stringify({
+      ok: true,
+      provider: transport.selection.provider,
+      reason: transport.selection.reason,
+    }),
+  };
 
   return async function handle(request: InboundRequest): Promise<ProxyResponse> {
     const exchange = new Exchange(request, environment);
@@ -248,7 +298,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       const checked = checkHeaders?.(request);
       corsHeaders = checked?.corsHeaders;
       if (checked?.isPreflight === true) return withHeaders(exchange.json(204, ''), corsHeaders);
-      return withHeaders(await route(exchange), corsHeaders);
+      return withHeaders(await route(context, exchange), corsHeaders);
     } catch (error) {
       const response = exchange.fail(error);
       const allowed = ROUTE_METHODS.get(exchange.path);

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { TransportError } from '../errors.js';
@@ -26,7 +26,9 @@ import { DEFAULT_PING_INTERVAL_MS } from './keep-alive.js';
 import { answerClientError } from './answer-client-error.js';
 import { createNodeListener, responseStartedOn } from './node-adapter.js';
 import { withOperationalRoutes, type MetricsSource } from './operational-routes.js';
-import type { Telemetry } from './telemetry.js';
+import type { Telemetry } from '../telemetry/exchange-telemetry.js';
+import { createGenAiTelemetry, genAiProviderName } from '../telemetry/genai-telemetry.js';
+import type { ProxyHandler } from './types.js';
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -62,8 +64,13 @@ export interface ServeOptions {
   shutdownGraceMs?: number;
   /** Allow a non-loopback `host` without `proxyToken`: anyone who can reach it uses your credentials. @default false */
   insecureNoAuth?: boolean;
-  /** Metrics and traces of each exchange (see `metrics.ts`, `tracing.ts`). @default none */
-  telemetry?: Telemetry;
+  /**
+   * Metrics and traces of each exchange; `false` for none. @default spans and GenAI histograms through
+   * the OpenTelemetry API (`@opentelemetry/api`), recorded by whichever SDK this process registered:
+   * an application with its own SDK gets the proxy's spans inside its own traces (see
+   * `docs/observability.md`); without one they cost next to nothing.
+   */
+  telemetry?: Telemetry | false;
   /**
    * Serve `GET /metrics` on this port from this source (behind the proxy token when one is set).
    * @default not served here
@@ -207,6 +214,197 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/** Refuses to open the proxy beyond loopback without a token, unless the operator insisted. */
+function checkExposure(
+  host: string,
+  proxyToken: string | undefined,
+  insecureNoAuth: boolean | undefined,
+): void {
+  if (isLoopbackHost(host) || proxyToken !== undefined || insecureNoAuth === true) return;
+  throw new TransportError(
+    'MODEL_ECONFIG',
+    `refusing to listen on ${host} without a proxy token: anyone who can reach it would use this proxy's model credentials. ` +
+      'Set TPX_PROXY_TOKEN (the proxyToken option) so that clients must present it, listen on 127.0.0.1, ' +
+      'or pass --insecure-no-auth (insecureNoAuth) if the network is yours alone',
+  );
+}
+
+/** The telemetry of each exchange: the given one, none for `false`, else spans through the OpenTelemetry API. */
+function telemetryOf(options: ServeOptions): Telemetry | undefined {
+  if (options.telemetry === false) return undefined;
+  if (options.telemetry !== undefined) return options.telemetry;
+  const { selection } = options.transport;
+  return createGenAiTelemetry({
+    providerName: genAiProviderName(selection.provider, selection.dialect?.name),
+  });
+}
+
+/** The exchanges in flight and the state of a drain, shared by the socket listener and `close()`. */
+class Lifecycle {
+  readonly inFlight = new Set<Cancellation>();
+  /** `/readyz` answers 503 from here on. */
+  isDraining = false;
+  /** Answers close their connection from here on. */
+  isClosing = false;
+  /** Called when the last exchange in flight ends during a close. */
+  onIdle: (() => void) | undefined;
+}
+
+/** What {@link buildHandler} needs besides the options. */
+interface HandlerContext {
+  host: string;
+  proxyToken: string | undefined;
+  logger: Logger;
+  pingIntervalMs: number;
+  lifecycle: Lifecycle;
+  /** The proxy's URL, known once it listens (the loop message names it). */
+  own: { url?: string };
+}
+
+/** The Messages handler with the operational routes in front of it. */
+function buildHandler(options: ServeOptions, context: HandlerContext) {
+  const { host, proxyToken, own } = context;
+  const messages = createMessagesHandler({
+    transport: options.transport,
+    proxyToken,
+    logger: context.logger,
+    logBodies: options.logBodies ?? false,
+    telemetry: telemetryOf(options),
+    pingIntervalMs: context.pingIntervalMs,
+    ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
+    get ownUrl() {
+      return own.url;
+    },
+    requestCheck: {
+      hasProxyToken: proxyToken !== undefined,
+      listenHost: host,
+      ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
+      ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
+    },
+  });
+  return withOperationalRoutes(messages, {
+    isReady: () => !context.lifecycle.isDraining,
+    metrics: options.metrics,
+    proxyToken,
+  });
+}
+
+/**
+ * node's server options: headers that trickle in are cut as soon as a stalled body would be (node
+ * checks its timeouts every `connectionsCheckingInterval`, so that bounds how late the cut comes).
+ */
+function nodeServerOptions(bodyIdleTimeoutMs: number): ServerOptions {
+  return {
+    noDelay: true,
+    // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
+    requireHostHeader: false,
+    ...(bodyIdleTimeoutMs > 0
+      ? {
+          headersTimeout: Math.min(NODE_HEADERS_TIMEOUT_MS, bodyIdleTimeoutMs),
+          connectionsCheckingInterval: Math.min(
+            NODE_CHECK_INTERVAL_MS,
+            Math.max(100, Math.ceil(bodyIdleTimeoutMs / 4)),
+          ),
+        }
+      : {}),
+  };
+}
+
+/** The HTTP server: the handler on node's socket layer, told of each exchange for graceful shutdown. */
+function createHttpServer(
+  options: ServeOptions,
+  handler: ProxyHandler,
+  lifecycle: Lifecycle,
+  pingIntervalMs: number,
+): Server {
+  const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
+  const server: Server = createServer(
+    nodeServerOptions(bodyIdleTimeoutMs),
+    createNodeListener(handler, {
+      maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
+      bodyIdleTimeoutMs,
+      pingIntervalMs,
+      isClosing: () => lifecycle.isClosing,
+      onExchangeStart: (cancellation) => lifecycle.inFlight.add(cancellation),
+      onExchangeEnd: (cancellation) => {
+        lifecycle.inFlight.delete(cancellation);
+        if (lifecycle.isClosing) {
+          // A connection whose exchange just ended is idle now: close it instead of keeping it alive.
+          server.closeIdleConnections();
+          if (lifecycle.inFlight.size === 0) lifecycle.onIdle?.();
+        }
+      },
+    }),
+  );
+  // What node's parser refuses is answered in the Messages error shape, not as a bare 400.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) =>
+    answerClientError(error, socket, responseStartedOn(socket)),
+  );
+  return server;
+}
+
+/** Closes `server` and refuses to serve when the upstream base URL is this very listener. */
+async function refuseLoopToSelf(server: Server, transport: ModelTransport, host: string, port: number) {
+  const upstreamUrl = transport.upstreamPolicy?.baseUrl;
+  if (upstreamUrl === undefined || !pointsAtListener(upstreamUrl, host, port)) return;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const variable = transport.provider === 'anthropic' ? 'ANTHROPIC_BASE_URL' : 'TPX_BASE_URL';
+  throw new TransportError(
+    'MODEL_ECONFIG',
+    `${variable} (${upstreamUrl}) is this proxy's own address: it would forward every request to itself. ` +
+      `Unset it in this shell (it was probably exported for a client: unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY), ` +
+      'or point it at the real upstream',
+  );
+}
+
+/** Waits for the exchanges in flight to end, at most `graceMs`; resolves to whether they all did. */
+async function waitForInFlight(lifecycle: Lifecycle, graceMs: number): Promise<boolean> {
+  if (lifecycle.inFlight.size === 0) return true;
+  let timer: NodeJS.Timeout | undefined;
+  await new Promise<void>((resolve) => {
+    lifecycle.onIdle = resolve;
+    timer = setTimeout(resolve, graceMs);
+  });
+  clearTimeout(timer);
+  return lifecycle.inFlight.size === 0;
+}
+
+/**
+ * The graceful close: `/readyz` turns 503 (and connections are still accepted for `drainDelayMs`),
+ * then the listener closes, in-flight exchanges get `shutdownGraceMs` to finish, and the rest are
+ * cancelled before every socket is closed.
+ */
+async function shutdown(
+  server: Server,
+  options: ServeOptions,
+  lifecycle: Lifecycle,
+  logger: Logger,
+  url: string,
+) {
+  lifecycle.isDraining = true;
+  const drainDelayMs = options.drainDelayMs ?? 0;
+  if (drainDelayMs > 0) {
+    logger.info({ drainDelayMs }, 'draining: /readyz answers 503, still accepting connections');
+    await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+  }
+  lifecycle.isClosing = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  if (!(await waitForInFlight(lifecycle, shutdownGraceMs))) {
+    logger.warn(
+      { inFlight: lifecycle.inFlight.size, shutdownGraceMs },
+      'shutdown grace period over: cancelling exchanges in flight',
+    );
+    for (const cancellation of lifecycle.inFlight) {
+      cancellation.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
+    }
+  }
+  server.closeAllConnections();
+  await closed;
+  logger.info({ url }, 'closed');
+}
+
 /**
  * Starts the proxy and resolves once it listens.
  *
@@ -217,149 +415,34 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   checkOptions(options);
   const host = options.host ?? DEFAULT_HOST;
   const proxyToken = options.proxyToken === '' ? undefined : options.proxyToken;
-  if (!isLoopbackHost(host) && proxyToken === undefined && options.insecureNoAuth !== true) {
-    throw new TransportError(
-      'MODEL_ECONFIG',
-      `refusing to listen on ${host} without a proxy token: anyone who can reach it would use this proxy's model credentials. ` +
-        'Set TPX_PROXY_TOKEN (the proxyToken option) so that clients must present it, listen on 127.0.0.1, ' +
-        'or pass --insecure-no-auth (insecureNoAuth) if the network is yours alone',
-    );
-  }
+  checkExposure(host, proxyToken, options.insecureNoAuth);
   const logger = createServerLogger(options.logger);
-  const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   const pingIntervalMs = options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
-  const inFlight = new Set<Cancellation>();
-  let isClosing = false;
-  let isDraining = false;
-  let onIdle: (() => void) | undefined;
-
-  // Known once listening; the loop message names it.
+  const lifecycle = new Lifecycle();
   const own: { url?: string } = {};
-  const handler = withOperationalRoutes(
-    createMessagesHandler({
-      transport: options.transport,
-      proxyToken,
-      logger,
-      logBodies: options.logBodies ?? false,
-      telemetry: options.telemetry,
-      pingIntervalMs,
-      ...(options.instanceId === undefined ? {} : { instanceId: options.instanceId }),
-      get ownUrl() {
-        return own.url;
-      },
-      requestCheck: {
-        hasProxyToken: proxyToken !== undefined,
-        listenHost: host,
-        ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
-        ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
-      },
-    }),
-    { isReady: () => !isDraining, metrics: options.metrics, proxyToken },
-  );
-  const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS;
-  const server = createServer(
-    {
-      noDelay: true,
-      // A missing Host is answered by the handler, in the Messages error shape, not by node's bare 400.
-      requireHostHeader: false,
-      // Headers that trickle in are cut as soon as a stalled body would be (node checks its timeouts
-      // every `connectionsCheckingInterval`, so that bounds how late the cut comes).
-      ...(bodyIdleTimeoutMs > 0
-        ? {
-            headersTimeout: Math.min(NODE_HEADERS_TIMEOUT_MS, bodyIdleTimeoutMs),
-            connectionsCheckingInterval: Math.min(
-              NODE_CHECK_INTERVAL_MS,
-              Math.max(100, Math.ceil(bodyIdleTimeoutMs / 4)),
-            ),
-          }
-        : {}),
-    },
-    createNodeListener(handler, {
-      maxRequestBytes: options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES,
-      bodyIdleTimeoutMs,
-      pingIntervalMs,
-      isClosing: () => isClosing,
-      onExchangeStart: (cancellation) => inFlight.add(cancellation),
-      onExchangeEnd: (cancellation) => {
-        inFlight.delete(cancellation);
-        if (isClosing) {
-          // A connection whose exchange just ended is idle now: close it instead of keeping it alive.
-          server.closeIdleConnections();
-          if (inFlight.size === 0) onIdle?.();
-        }
-      },
-    }),
-  );
-
-  // What node's parser refuses is answered in the Messages error shape, not as a bare 400.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) =>
-    answerClientError(error, socket, responseStartedOn(socket)),
-  );
-
+  const handler = buildHandler(options, { host, proxyToken, logger, pingIntervalMs, lifecycle, own });
+  const server = createHttpServer(options, handler, lifecycle, pingIntervalMs);
   await listen(server, options.port ?? DEFAULT_PORT, host);
-  const address = server.address() as AddressInfo;
-  const urlHost = isIP(host) === 6 ? `[${host}]` : host;
-  const url = `http://${urlHost}:${address.port}`;
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   own.url = url;
-  const upstreamUrl = options.transport.upstreamPolicy?.baseUrl;
-  if (upstreamUrl !== undefined && pointsAtListener(upstreamUrl, host, address.port)) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const variable = options.transport.provider === 'anthropic' ? 'ANTHROPIC_BASE_URL' : 'TPX_BASE_URL';
-    throw new TransportError(
-      'MODEL_ECONFIG',
-      `${variable} (${upstreamUrl}) is this proxy's own address: it would forward every request to itself. ` +
-        `Unset it in this shell (it was probably exported for a client: unset ANTHROPIC_BASE_URL ANTHROPIC_API_KEY), ` +
-        'or point it at the real upstream',
-    );
-  }
+  await refuseLoopToSelf(server, options.transport, host, port);
+  const { selection } = options.transport;
   logger.info(
     {
       url,
-      provider: options.transport.selection.provider,
-      reason: options.transport.selection.reason,
+      provider: selection.provider,
+      reason: selection.reason,
       inboundAuth: proxyToken === undefined ? 'none' : 'proxy token',
     },
     'listening',
   );
-
-  async function shutdown(): Promise<void> {
-    isDraining = true;
-    const drainDelayMs = options.drainDelayMs ?? 0;
-    if (drainDelayMs > 0) {
-      logger.info({ drainDelayMs }, 'draining: /readyz answers 503, still accepting connections');
-      await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
-    }
-    isClosing = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    if (inFlight.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        onIdle = resolve;
-        timer = setTimeout(resolve, shutdownGraceMs);
-      });
-      clearTimeout(timer);
-    }
-    if (inFlight.size > 0) {
-      logger.warn(
-        { inFlight: inFlight.size, shutdownGraceMs },
-        'shutdown grace period over: cancelling exchanges in flight',
-      );
-      for (const cancellation of inFlight) {
-        cancellation.abort(new TransportError('MODEL_EABORTED', 'the proxy is shutting down'));
-      }
-    }
-    server.closeAllConnections();
-    await closed;
-    logger.info({ url }, 'closed');
-  }
-
   let closing: Promise<void> | undefined;
   return {
     url,
-    port: address.port,
+    port,
     close() {
-      closing ??= shutdown();
+      closing ??= shutdown(server, options, lifecycle, logger, url);
       return closing;
     },
   };

@@ -70,53 +70,65 @@ function isMessage(value: unknown, type: string): value is Record<string, unknow
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === type;
 }
 
-/**
- * Runs the primary until SIGTERM/SIGINT and every worker has exited. Resolves to the exit code: 0 after
- * a drain, or the exit code of a worker that failed before it listened.
- */
-export async function superviseWorkers(options: SuperviseOptions): Promise<number> {
-  const aggregator = new AggregatorRegistry();
-  let metricsServer: RunningMetricsServer | undefined;
-  let stopping = false;
-  let failedStart: number | undefined;
-  const listening = new WeakSet<Worker>();
-  let requestStop: () => void = () => {};
-  const stopRequested = new Promise<void>((resolve) => {
-    requestStop = resolve;
+/** A promise and the function that resolves it. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
   });
-  const restartBackoffMs = options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
+  return { promise, resolve };
+}
+
+/** The primary's workers over one run: its methods are the steps of {@link superviseWorkers}. */
+class WorkerFleet {
+  readonly aggregator = new AggregatorRegistry();
   /**
    * The workers forked and not yet exited, with when each was forked. Not `cluster.workers`: a worker
    * whose process exits before its channel closes stays listed there until the channel closes, after
    * its `exit` event, and the last one exiting that way would leave the drain waiting forever.
    */
-  const alive = new Map<Worker, number>();
+  readonly alive = new Map<Worker, number>();
+  readonly #listening = new WeakSet<Worker>();
+  readonly #options: SuperviseOptions;
+  readonly #restartBackoffMs: number;
+  readonly stopRequested = deferred();
+  readonly #allExited = deferred();
+  #listeningCount = 0;
+  #isAnnounced = false;
+  isStopping = false;
+  /** The exit code of a worker that failed before it listened. */
+  failedStart: number | undefined;
 
-  const fork = (): void => {
-    alive.set(cluster.fork(), Date.now());
-  };
+  constructor(options: SuperviseOptions) {
+    this.#options = options;
+    this.#restartBackoffMs = options.restartBackoffMs ?? DEFAULT_RESTART_BACKOFF_MS;
+  }
+
+  fork(): void {
+    this.alive.set(cluster.fork(), Date.now());
+  }
 
   /** Asks a worker to drain, unless its channel is closed already (it is exiting: sending would fail). */
-  const drain = (worker: Worker): void => {
+  #drain(worker: Worker): void {
     if (worker.isConnected()) worker.send({ type: DRAIN_MESSAGE });
-  };
+  }
 
-  let isAnnounced = false;
-  let listeningCount = 0;
-  const onWorkerListening = (worker: Worker, address: Address): void => {
-    listening.add(worker);
-    listeningCount += 1;
+  readonly onListening = (worker: Worker, address: Address): void => {
+    this.#listening.add(worker);
+    this.#listeningCount += 1;
     // A worker that was still starting when the drain began was not listening for the drain message yet
     // (a worker waits for it once it listens), so it is told again: else it would serve until killed.
-    if (stopping) drain(worker);
-    if (!isAnnounced && listeningCount >= options.count) {
-      isAnnounced = true;
-      options.onListening?.(address.port);
+    if (this.isStopping) this.#drain(worker);
+    if (!this.#isAnnounced && this.#listeningCount >= this.#options.count) {
+      this.#isAnnounced = true;
+      this.#options.onListening?.(address.port);
     }
   };
-  const onWorkerMessage = (worker: Worker, message: unknown): void => {
+
+  /** A worker asks for every worker's metrics: prom-client's aggregation, answered over the channel. */
+  readonly onMessage = (worker: Worker, message: unknown): void => {
     if (!isMessage(message, METRICS_REQUEST)) return;
-    aggregator.clusterMetrics().then(
+    this.aggregator.clusterMetrics().then(
       (body) => worker.send({ type: METRICS_RESPONSE, id: message['id'], body }),
       (error: unknown) =>
         worker.send({
@@ -127,78 +139,97 @@ export async function superviseWorkers(options: SuperviseOptions): Promise<numbe
     );
   };
 
-  let onWorkerExit: (worker: Worker, code: number | null, signal: string | null) => void = () => {};
-  const allExited = new Promise<void>((resolve) => {
-    onWorkerExit = (worker, code, signal) => {
-      const forkedAt = alive.get(worker) ?? 0;
-      alive.delete(worker);
-      // Its channel can outlive it (held open by a process it started): closed here, or this process
-      // would not exit after the drain while that other process lives.
-      if (worker.isConnected()) worker.process.disconnect();
-      if (!stopping) {
-        if (!listening.has(worker)) {
-          // It never listened: the configuration or the address is wrong, and every worker would fail
-          // the same way. Stop instead of restarting in a loop.
-          failedStart = code === 0 || code === null ? 2 : code;
-          options.report(`tpx serve: a worker failed to start (exit ${String(code ?? signal)}); stopping\n`);
-          requestStop();
-        } else {
-          options.report(
-            `tpx serve: worker ${worker.process.pid} died (${String(signal ?? code)}); starting another\n`,
-          );
-          const lived = Date.now() - forkedAt;
-          setTimeout(
-            () => {
-              if (!stopping) fork();
-            },
-            lived < restartBackoffMs ? restartBackoffMs : 0,
-          ).unref();
-        }
-      }
-      if (stopping && alive.size === 0) resolve();
-    };
-  });
-  cluster.on('listening', onWorkerListening);
-  cluster.on('message', onWorkerMessage);
-  cluster.on('exit', onWorkerExit);
+  readonly onExit = (worker: Worker, code: number | null, signal: string | null): void => {
+    const forkedAt = this.alive.get(worker) ?? 0;
+    this.alive.delete(worker);
+    // Its channel can outlive it (held open by a process it started): closed here, or this process
+    // would not exit after the drain while that other process lives.
+    if (worker.isConnected()) worker.process.disconnect();
+    if (!this.isStopping) {
+      if (this.#listening.has(worker)) this.#replace(worker, code, signal, forkedAt);
+      else this.#stopAfterFailedStart(code, signal);
+    }
+    if (this.isStopping && this.alive.size === 0) this.#allExited.resolve();
+  };
 
-  async function stop(): Promise<void> {
-    if (stopping) return;
-    stopping = true;
-    for (const worker of alive.keys()) drain(worker);
-    const killTimer = setTimeout(() => {
-      for (const worker of alive.keys()) worker.process.kill('SIGKILL');
-    }, options.stopTimeoutMs);
-    killTimer.unref();
-    if (alive.size > 0) await allExited;
-    clearTimeout(killTimer);
+  /**
+   * A worker that never listened: the configuration or the address is wrong, and every worker would
+   * fail the same way. Stop instead of restarting in a loop.
+   */
+  #stopAfterFailedStart(code: number | null, signal: string | null): void {
+    this.failedStart = code === 0 || code === null ? 2 : code;
+    this.#options.report(`tpx serve: a worker failed to start (exit ${String(code ?? signal)}); stopping\n`);
+    this.stopRequested.resolve();
   }
 
-  for (let index = 0; index < options.count; index++) fork();
+  /** A worker that served and died is replaced, after a pause when it died young. */
+  #replace(worker: Worker, code: number | null, signal: string | null, forkedAt: number): void {
+    this.#options.report(
+      `tpx serve: worker ${worker.process.pid} died (${String(signal ?? code)}); starting another\n`,
+    );
+    const lived = Date.now() - forkedAt;
+    setTimeout(
+      () => {
+        if (!this.isStopping) this.fork();
+      },
+      lived < this.#restartBackoffMs ? this.#restartBackoffMs : 0,
+    ).unref();
+  }
+
+  /** Drains every worker and waits for all of them to exit, killing them after `stopTimeoutMs`. */
+  async stop(): Promise<void> {
+    if (this.isStopping) return;
+    this.isStopping = true;
+    for (const worker of this.alive.keys()) this.#drain(worker);
+    const killTimer = setTimeout(() => {
+      for (const worker of this.alive.keys()) worker.process.kill('SIGKILL');
+    }, this.#options.stopTimeoutMs);
+    killTimer.unref();
+    if (this.alive.size > 0) await this.#allExited.promise;
+    clearTimeout(killTimer);
+  }
+}
+
+/** Resolves when SIGINT or SIGTERM comes, or the fleet asks to stop; stops listening for them then. */
+async function untilStopped(fleet: WorkerFleet, report: (line: string) => void): Promise<void> {
+  const onSignal = () => {
+    report('tpx serve: draining every worker\n');
+    fleet.stopRequested.resolve();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  await fleet.stopRequested.promise;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+}
+
+/**
+ * Runs the primary until SIGTERM/SIGINT and every worker has exited. Resolves to the exit code: 0 after
+ * a drain, or the exit code of a worker that failed before it listened.
+ */
+export async function superviseWorkers(options: SuperviseOptions): Promise<number> {
+  const fleet = new WorkerFleet(options);
+  cluster.on('listening', fleet.onListening);
+  cluster.on('message', fleet.onMessage);
+  cluster.on('exit', fleet.onExit);
+  let metricsServer: RunningMetricsServer | undefined;
+  for (let index = 0; index < options.count; index++) fleet.fork();
   if (options.metricsListen !== undefined) {
+    const { aggregator } = fleet;
     metricsServer = await startMetricsServer({
       ...options.metricsListen,
       source: { contentType: aggregator.contentType, render: () => aggregator.clusterMetrics() },
     });
     options.report(`tpx serve: aggregated metrics on ${metricsServer.url}/metrics\n`);
   }
-
-  const onSignal = () => {
-    options.report('tpx serve: draining every worker\n');
-    requestStop();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  await stopRequested;
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  await stop();
+  await untilStopped(fleet, options.report);
+  await fleet.stop();
   await metricsServer?.close();
   // Nothing of this run may act on the workers of a later one in the same process.
-  cluster.off('listening', onWorkerListening);
-  cluster.off('message', onWorkerMessage);
-  cluster.off('exit', onWorkerExit);
-  return failedStart ?? 0;
+  cluster.off('listening', fleet.onListening);
+  cluster.off('message', fleet.onMessage);
+  cluster.off('exit', fleet.onExit);
+  return fleet.failedStart ?? 0;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProxyMetrics, MAX_LABEL_VALUES } from '../../src/server/metrics.js';
+import { createProxyMetrics, MAX_LABEL_VALUES } from '../../src/telemetry/metrics.js';
 import { startMetricsServer } from '../../src/server/metrics-server.js';
 import { startServer } from '../../src/server/start-server.js';
 import { createTransport } from '../../src/transport/create-transport.js';

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../../src/errors.js';
 import { startServer } from '../../src/server/start-server.js';
-import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
+import { readOtelSettings, startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import { spansOf, startReceiver, type Receiver } from '../helpers/otlp-receiver.js';
 import { startScriptedServer, step, textMessage } from '../helpers/scripted-server.js';

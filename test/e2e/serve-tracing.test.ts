@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startServer } from '../../src/server/start-server.js';
-import { startTracing, type Tracing } from '../../src/server/tracing.js';
+import { startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import {
   attributes,

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ExchangeObserver } from '../../src/providers/observer.js';
-import type { ExchangeOutcome, ExchangeStart, Telemetry } from '../../src/server/telemetry.js';
-import { combineTelemetry } from '../../src/server/telemetry.js';
+import type { ExchangeOutcome, ExchangeStart, Telemetry } from '../../src/telemetry/exchange-telemetry.js';
+import { combineTelemetry } from '../../src/telemetry/exchange-telemetry.js';
 
 const START: ExchangeStart = { method: 'POST', path: '/v1/messages', headers: {} };
 const OUTCOME: ExchangeOutcome = {

@@ -4,8 +4,8 @@
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { registerEventLoopDelay } from '../../src/server/event-loop-delay.js';
-import { createProxyMetrics, EVENT_LOOP_SAMPLE_INTERVAL_MS } from '../../src/server/metrics.js';
+import { registerEventLoopDelay } from '../../src/telemetry/event-loop-delay.js';
+import { createProxyMetrics, EVENT_LOOP_SAMPLE_INTERVAL_MS } from '../../src/telemetry/metrics.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

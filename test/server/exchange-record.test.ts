@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { Exchange, type ExchangeEnvironment } from '../../src/server/exchange.js';
-import type { ExchangeOutcome, Telemetry } from '../../src/server/telemetry.js';
+import type { ExchangeOutcome, Telemetry } from '../../src/telemetry/exchange-telemetry.js';
 import type { InboundRequest } from '../../src/server/types.js';
 
 function request(body = '{"model":"claude-x"}'): InboundRequest {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isTransportError, type TransportError } from '../../src/errors.js';
-import { genAiProviderName, readOtelSettings } from '../../src/server/tracing.js';
+import { genAiProviderName, readOtelSettings } from '../../src/telemetry/tracing.js';
 
 function refusal(env: Record<string, string>): TransportError {
   try {

@@ -10,9 +10,9 @@ import {
   MAX_LABEL_LENGTH,
   MAX_LABEL_VALUES,
   type ProxyMetrics,
-} from '../../src/server/metrics.js';
+} from '../../src/telemetry/metrics.js';
 import type { ExchangeRecord } from '../../src/server/logger.js';
-import type { ExchangeStart } from '../../src/server/telemetry.js';
+import type { ExchangeStart } from '../../src/telemetry/exchange-telemetry.js';
 
 interface Sample {
   labels: Record<string, string | number>;

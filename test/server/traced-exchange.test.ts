@@ -6,9 +6,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportError } from '../../src/errors.js';
-import { MAX_EXTENSIONS } from '../../src/server/preset-attributes.js';
-import type { ExchangeTelemetry } from '../../src/server/telemetry.js';
-import { readOtelSettings, startTracing, type Tracing } from '../../src/server/tracing.js';
+import type { ExchangeTelemetry } from '../../src/telemetry/exchange-telemetry.js';
+import { readOtelSettings, startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import {
   attributes,
   histogramPoints,
@@ -43,6 +42,9 @@ async function traced(
 }
 
 const START = { method: 'POST', path: '/v1/messages', headers: {} };
+
+/** Many exchanges that each end with a model of their own (more than a cache of shared ends would hold). */
+const MAX_EXTENSIONS = 256;
 
 /** Ends a `chat` exchange that answered 200 for `model`, stopping for `stopReason`. */
 function endChat(exchange: ExchangeTelemetry, requestId: string, model: string, stopReason: string): void {

@@ -21,18 +21,14 @@
  * per label, each at most {@link MAX_LABEL_LENGTH} characters; the rest count as `other`, so a client
  * cannot grow the scrape without bound. Routes outside the proxy's own are counted as `other` too.
  *
- * The per-exchange counters and histograms keep their series themselves (`series-metrics.ts`): an
- * exchange finds its series by label values and allocates nothing for its metrics but one object.
- *
  * @module
  */
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProviderName } from '../errors.js';
 import type { AttemptEnd, AttemptStart, ExchangeObserver, TransportObserver } from '../providers/observer.js';
 import { EVENT_LOOP_DELAY_METRICS, registerEventLoopDelay } from './event-loop-delay.js';
-import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
-import type { SpanExportLosses } from './span-batches.js';
-import type { ExchangeOutcome, ExchangeTelemetry, Telemetry } from './telemetry.js';
+import type { ExchangeOutcome, ExchangeStart, ExchangeTelemetry, Telemetry } from './exchange-telemetry.js';
+import type { SpanExportLosses } from './span-export-losses.js';
 
 /** Distinct values one client-controlled label may take before new ones count as `other`. */
 export const MAX_LABEL_VALUES = 100;
@@ -90,47 +86,86 @@ export interface ProxyMetrics extends Telemetry {
 
 /** Keeps a client-controlled label within bounds; see the module comment. */
 function boundedLabel(): (value: string | undefined) => string {
-  /** Each value kept, to itself: the label is always the first string seen, for the series maps. */
-  const seen = new Map<string, string>();
-  // Consecutive exchanges mostly name the same model: the latest answer is tried first.
-  let latestValue: string | undefined;
-  let latestLabel = 'none';
+  const seen = new Set<string>();
   return (value) => {
     if (value === undefined || value === '') return 'none';
-    if (value === latestValue) return latestLabel;
-    let label = seen.get(value);
-    if (label === undefined) {
-      if (value.length > MAX_LABEL_LENGTH || seen.size >= MAX_LABEL_VALUES) label = 'other';
-      else {
-        label = value;
-        seen.set(value, value);
-      }
-    }
-    latestValue = value;
-    latestLabel = label;
-    return label;
+    if (seen.has(value)) return value;
+    if (value.length > MAX_LABEL_LENGTH || seen.size >= MAX_LABEL_VALUES) return 'other';
+    seen.add(value);
+    return value;
   };
 }
 
-/** The per-exchange metrics of one proxy process, shared by its exchanges. */
-interface ExchangeMetrics {
-  readonly requests: SeriesCounter;
-  readonly duration: SeriesHistogram;
-  readonly firstByte: SeriesHistogram;
-  readonly tokens: SeriesCounter;
-  readonly attempts: SeriesCounter;
-  readonly retries: SeriesCounter;
-  readonly errors: SeriesCounter;
-  readonly modelLabel: (value: string | undefined) => string;
-  readonly upstreamModelLabel: (value: string | undefined) => string;
-  /** Streamed answers in progress (the gauge reads it at a scrape). */
-  openStreams: number;
+/** Whether an upstream's token count may be added to a counter: positive and finite. */
+function isTokenCount(count: number | undefined | null): count is number {
+  return count !== undefined && count !== null && count > 0 && Number.isFinite(count);
 }
 
-/**
- * One exchange's metrics: an object that is its own observer, so an exchange allocates nothing else;
- * its series are found by label values (see `series-metrics.ts`).
- */
+/** The per-exchange metrics of one proxy process, shared by its exchanges. */
+class ExchangeMetrics {
+  readonly requests: Counter<'route' | 'status' | 'provider' | 'model' | 'upstream_model'>;
+  readonly duration: Histogram<'route' | 'provider' | 'stream'>;
+  readonly firstByte: Histogram<'route' | 'provider' | 'stream'>;
+  readonly tokens: Counter<'provider' | 'model' | 'type'>;
+  readonly attempts: Counter<'provider' | 'status'>;
+  readonly retries: Counter<'provider'>;
+  readonly errors: Counter<'provider' | 'code'>;
+  readonly modelLabel = boundedLabel();
+  readonly upstreamModelLabel = boundedLabel();
+  /** Streamed answers in progress (the gauge reads it at a scrape). */
+  openStreams = 0;
+
+  /** Registers the metrics in `registry`, which lists them in the order they are made here. */
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.requests = new Counter({
+      name: 'tpx_requests_total',
+      help: 'Requests answered, by route, HTTP status, provider, requested model and upstream model.',
+      labelNames: ['route', 'status', 'provider', 'model', 'upstream_model'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'tpx_exchange_duration_seconds',
+      help: 'From request to the end of the answer (for a stream: its last frame), in seconds.',
+      labelNames: ['route', 'provider', 'stream'],
+      buckets: DURATION_BUCKETS_SECONDS,
+      registers,
+    });
+    this.firstByte = new Histogram({
+      name: 'tpx_time_to_first_byte_seconds',
+      help: 'From request to the moment the answer starts going out (for a stream: its first event), in seconds.',
+      labelNames: ['route', 'provider', 'stream'],
+      buckets: FIRST_BYTE_BUCKETS_SECONDS,
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'tpx_tokens_total',
+      help: 'Tokens reported by the upstream, by type: input, output, cache_creation, cache_read.',
+      labelNames: ['provider', 'model', 'type'],
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'tpx_upstream_attempts_total',
+      help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
+      labelNames: ['provider', 'status'],
+      registers,
+    });
+    this.retries = new Counter({
+      name: 'tpx_upstream_retries_total',
+      help: 'Upstream attempts that were retries of an earlier one.',
+      labelNames: ['provider'],
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'tpx_errors_total',
+      help: 'Exchanges that ended in an error, by MODEL_* code (also after a stream had started).',
+      labelNames: ['provider', 'code'],
+      registers,
+    });
+  }
+}
+
+/** One exchange's metrics: an object that is its own observer. */
 class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
   readonly observer: ExchangeObserver = this;
   readonly #metrics: ExchangeMetrics;
@@ -144,11 +179,11 @@ class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
   }
 
   onAttemptStart(attempt: AttemptStart): void {
-    if (attempt.number > 1) this.#metrics.retries.series(attempt.provider).add(1);
+    if (attempt.number > 1) this.#metrics.retries.inc({ provider: attempt.provider });
   }
 
   onAttemptEnd(attempt: AttemptEnd): void {
-    this.#metrics.attempts.series(attempt.provider, attempt.status ?? 'error').add(1);
+    this.#metrics.attempts.inc({ provider: attempt.provider, status: attempt.status ?? 'error' });
     if (attempt.upstreamModel !== undefined) this.#upstreamModel = attempt.upstreamModel;
   }
 
@@ -160,38 +195,40 @@ class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
   end({ record, timeToFirstByteMs }: ExchangeOutcome): void {
     const metrics = this.#metrics;
     if (this.#isStreamOpen) metrics.openStreams -= 1;
+    const { provider } = record;
     const route = this.#route;
-    const provider = record.provider;
     const model = metrics.modelLabel(record.model);
-    metrics.requests
-      .series(route, record.status, provider, model, metrics.upstreamModelLabel(this.#upstreamModel))
-      .add(1);
-    const stream = record.stream === true ? 'true' : 'false';
-    metrics.duration.series(route, provider, stream).observe(record.durationMs / 1000);
-    if (timeToFirstByteMs !== undefined) {
-      metrics.firstByte.series(route, provider, stream).observe(timeToFirstByteMs / 1000);
-    }
-    if (record.error !== undefined) metrics.errors.series(provider, record.error).add(1);
-    const usage = record.usage;
-    if (usage !== undefined) {
-      const tokens = metrics.tokens;
-      // Upstream numbers are untrusted: a counter only ever grows, by a finite amount.
-      if (isTokenCount(usage.input_tokens)) tokens.series(provider, model, 'input').add(usage.input_tokens);
-      if (isTokenCount(usage.output_tokens))
-        tokens.series(provider, model, 'output').add(usage.output_tokens);
-      if (isTokenCount(usage.cache_creation_input_tokens)) {
-        tokens.series(provider, model, 'cache_creation').add(usage.cache_creation_input_tokens);
-      }
-      if (isTokenCount(usage.cache_read_input_tokens)) {
-        tokens.series(provider, model, 'cache_read').add(usage.cache_read_input_tokens);
-      }
+    const upstreamModel = metrics.upstreamModelLabel(this.#upstreamModel);
+    metrics.requests.inc({ route, status: record.status, provider, model, upstream_model: upstreamModel });
+    const timing = { route, provider, stream: record.stream === true ? 'true' : 'false' };
+    metrics.duration.observe(timing, record.durationMs / 1000);
+    if (timeToFirstByteMs !== undefined) metrics.firstByte.observe(timing, timeToFirstByteMs / 1000);
+    if (record.error !== undefined) metrics.errors.inc({ provider, code: record.error });
+    const usage = record.usage ?? {};
+    // Upstream numbers are untrusted: a counter only ever grows, by a finite amount.
+    for (const [type, count] of [
+      ['input', usage.input_tokens],
+      ['output', usage.output_tokens],
+      ['cache_creation', usage.cache_creation_input_tokens],
+      ['cache_read', usage.cache_read_input_tokens],
+    ] as const) {
+      if (isTokenCount(count)) metrics.tokens.inc({ provider, model, type }, count);
     }
   }
 }
 
-/** Whether an upstream's token count may be added to a counter: positive and finite. */
-function isTokenCount(count: number | undefined | null): count is number {
-  return count !== undefined && count !== null && count > 0 && Number.isFinite(count);
+/** A counter read at each scrape from `read` (a count kept elsewhere), 0 until then. */
+function countedAtScrape(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const count = read();
+      if (count > 0) this.inc(count);
+    },
+  });
 }
 
 /** Creates the metrics in a registry of their own. */
@@ -202,57 +239,8 @@ export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
     for (const name of EVENT_LOOP_DELAY_METRICS) registry.removeSingleMetric(name);
     registerEventLoopDelay(registry, EVENT_LOOP_SAMPLE_INTERVAL_MS);
   }
-  const provider = options.provider;
-  // The registry lists the metrics in the order they are made here.
-  const metrics: ExchangeMetrics = {
-    requests: new SeriesCounter({
-      name: 'tpx_requests_total',
-      help: 'Requests answered, by route, HTTP status, provider, requested model and upstream model.',
-      labelNames: ['route', 'status', 'provider', 'model', 'upstream_model'],
-      registry,
-    }),
-    duration: new SeriesHistogram({
-      name: 'tpx_exchange_duration_seconds',
-      help: 'From request to the end of the answer (for a stream: its last frame), in seconds.',
-      labelNames: ['route', 'provider', 'stream'],
-      buckets: DURATION_BUCKETS_SECONDS,
-      registry,
-    }),
-    firstByte: new SeriesHistogram({
-      name: 'tpx_time_to_first_byte_seconds',
-      help: 'From request to the moment the answer starts going out (for a stream: its first event), in seconds.',
-      labelNames: ['route', 'provider', 'stream'],
-      buckets: FIRST_BYTE_BUCKETS_SECONDS,
-      registry,
-    }),
-    tokens: new SeriesCounter({
-      name: 'tpx_tokens_total',
-      help: 'Tokens reported by the upstream, by type: input, output, cache_creation, cache_read.',
-      labelNames: ['provider', 'model', 'type'],
-      registry,
-    }),
-    attempts: new SeriesCounter({
-      name: 'tpx_upstream_attempts_total',
-      help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
-      labelNames: ['provider', 'status'],
-      registry,
-    }),
-    retries: new SeriesCounter({
-      name: 'tpx_upstream_retries_total',
-      help: 'Upstream attempts that were retries of an earlier one.',
-      labelNames: ['provider'],
-      registry,
-    }),
-    errors: new SeriesCounter({
-      name: 'tpx_errors_total',
-      help: 'Exchanges that ended in an error, by MODEL_* code (also after a stream had started).',
-      labelNames: ['provider', 'code'],
-      registry,
-    }),
-    modelLabel: boundedLabel(),
-    upstreamModelLabel: boundedLabel(),
-    openStreams: 0,
-  };
+  const { provider } = options;
+  const metrics = new ExchangeMetrics(registry);
   new Gauge({
     name: 'tpx_open_streams',
     help: 'Streamed answers in progress.',
@@ -269,38 +257,24 @@ export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
     labelNames: ['source', 'outcome'] as const,
     registers: [registry],
   });
-
-  function startExchange(start: { path: string }): ExchangeTelemetry {
-    return new MeteredExchange(metrics, ROUTES.has(start.path) ? start.path : 'other');
-  }
-
   return {
     registry,
-    startExchange,
+    startExchange: (start: ExchangeStart) =>
+      new MeteredExchange(metrics, ROUTES.has(start.path) ? start.path : 'other'),
     transportObserver: {
       onTokenRefresh(refresh) {
         tokenRefreshes.inc({ source: refresh.source, outcome: refresh.outcome });
       },
     },
     countSpanExportLosses(losses) {
-      // Read at a scrape: the span batches keep the counts, and a scrape shows them at 0 until then.
-      const countOf = (name: string, help: string, read: () => number) =>
-        new Counter({
-          name,
-          help,
-          registers: [registry],
-          collect() {
-            this.reset();
-            const count = read();
-            if (count > 0) this.inc(count);
-          },
-        });
-      countOf(
+      countedAtScrape(
+        registry,
         'tpx_trace_spans_dropped_total',
         'Finished spans dropped because the span export queue was full (OTEL_BSP_MAX_QUEUE_SIZE): the collector is away or slower than the traffic.',
         () => losses.droppedSpans,
       );
-      countOf(
+      countedAtScrape(
+        registry,
         'tpx_trace_exports_failed_total',
         'Span batches that could not be delivered: the collector refused them, could not be reached, or took longer than OTEL_BSP_EXPORT_TIMEOUT.',
         () => losses.failedExports,
