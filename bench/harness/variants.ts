@@ -108,6 +108,19 @@ export function perRoundRatios(
   return top.map((measurement, round) => metric(measurement) / metric(bottom[round]!));
 }
 
+/** `metric` of `minuend` less that of `subtrahend`, round by round, under one load (a cost added, say). */
+export function perRoundDifferences(
+  measurements: VariantMeasurements,
+  load: string,
+  minuend: string,
+  subtrahend: string,
+  metric: (measurement: VariantMeasurement) => number,
+): number[] {
+  const byVariant = measurements.get(load)!;
+  const bottom = byVariant.get(subtrahend)!;
+  return byVariant.get(minuend)!.map((measurement, round) => metric(measurement) - metric(bottom[round]!));
+}
+
 /** The median over rounds of `metric` for one variant under one load. */
 export function medianOf(
   measurements: VariantMeasurements,

@@ -1,8 +1,8 @@
 /**
  * How much of a profiled `tpx serve`'s work is its telemetry, counting callees: a sample belongs to
- * OpenTelemetry when any frame of its stack is OpenTelemetry's or `src/server/tracing.ts`'s (so the
- * `JSON.stringify`, `Date.now()` and socket writes they call are theirs), to the Prometheus metrics when
- * any frame is prom-client's or `src/server/metrics.ts`'s; garbage collection and the rest are what is
+ * OpenTelemetry when any frame of its stack is OpenTelemetry's or `src/telemetry/genai-telemetry.ts`'s
+ * (so the `JSON.stringify`, `Date.now()` and socket writes they call are theirs), to the Prometheus
+ * metrics when any frame is prom-client's or `src/telemetry/metrics.ts`'s; garbage collection and the rest are what is
  * left. The self-time summary (`summarise-profile.ts`) cannot say this: most of the SDK's time is spent
  * in small functions spread over five packages, and in Node's own code beneath them.
  *
@@ -74,13 +74,15 @@ function ownPart(node: ProfileNode): Part | undefined {
   if (url === '' && functionName === '(garbage collector)') return 'garbage collection';
   if (/@opentelemetry\/(otlp-|exporter-)/.test(url)) return 'OpenTelemetry: OTLP export';
   if (url.includes('@opentelemetry/sdk-metrics')) return 'OpenTelemetry: GenAI histograms';
-  if (url.includes('@opentelemetry/') || url.includes('server/tracing.')) return 'OpenTelemetry: spans';
-  if (url.includes('/prom-client/') || url.includes('server/metrics.')) return 'Prometheus metrics';
+  if (url.includes('@opentelemetry/') || url.includes('telemetry/genai-telemetry.')) {
+    return 'OpenTelemetry: spans';
+  }
+  if (url.includes('/prom-client/') || url.includes('telemetry/metrics.')) return 'Prometheus metrics';
   return undefined;
 }
 
 const partOfNode = new Map<number, Part>();
-/** The part of a sample: the innermost frame that names one (a histogram record inside tracing.ts is a histogram's). */
+/** The part of a sample: the innermost frame that names one (a histogram record inside genai-telemetry.ts is a histogram's). */
 function partOf(id: number): Part {
   const known = partOfNode.get(id);
   if (known !== undefined) return known;
