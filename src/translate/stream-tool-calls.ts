@@ -16,8 +16,11 @@ export interface StreamToolCall {
   name: string | undefined;
   /** Every argument fragment, in order; joined once, at the end. */
   fragments: string[];
-  /** `pending` until its block opens; `live` while its block is open; `closed` after. */
-  state: 'pending' | 'live' | 'closed';
+  /**
+   * `pending` until its block opens; `opened` after: live while its block is still the open one (the
+   * stream writer knows), closed once another block took its place.
+   */
+  state: 'pending' | 'opened';
   /** Whether a non-whitespace fragment has been sent in an `input_json_delta`. */
   sentContent: boolean;
   /** Fragments of a live call not yet sent: only whitespace so far (see `StreamTranslator`). */

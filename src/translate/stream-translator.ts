@@ -1,20 +1,19 @@
 /**
  * Translates a Chat Completions stream (parsed chunks) into Messages stream events (PROTOCOLS.md D.4):
- * an explicit, I/O-free state machine, `StreamTranslator` (`translateStream` drives it over an async
- * iterable). The tool calls it assembles from fragments are kept by `StreamToolCalls`.
+ * the Chat Completions chunk decoder, an explicit, I/O-free state machine, `StreamTranslator`
+ * (`translateStream` drives it over an async iterable). It reads the chunks; the Messages events are
+ * written by the stream writer both wires share (`MessageStreamWriter`: one open block at a time, tool
+ * ids, usage, the end), and the tool calls it assembles from fragments are kept by `StreamToolCalls`.
  *
- * The Messages stream allows one open content block at a time, numbered 0, 1, 2… in order (A.7); Chat
- * Completions streams interleave reasoning, text and any number of parallel tool calls, each server in
- * its own dialect (Part C). The translator therefore:
+ * Chat Completions streams interleave reasoning, text and any number of parallel tool calls, each server
+ * in its own dialect (Part C). The decoder therefore:
  *
- * - emits reasoning (`thinking` blocks) and text live, closing whatever block is open first;
+ * - sends reasoning (`thinking` blocks) and text live;
  * - streams the first tool call live, one `input_json_delta` per upstream fragment, as long as its
  *   block stays open; every other tool call is buffered and flushed whole at the end (one
  *   `content_block_start`, one `input_json_delta` with all its arguments, one `content_block_stop`), in
  *   index order — so interleaved parallel calls never need a block to be reopened;
  * - opens a tool block only once the call's name is known (fragments wait until then);
- * - assigns tool ids with the tool-id codec when a block is opened, in block order, so repeated provider
- *   ids get the occurrence numbers `encodeToolIds` gives the same calls in a non-streaming response;
  * - validates at the end that every call's arguments form a JSON object; after `length`, a call the
  *   token limit cut gets the closing suffix `completeCutJson` computes, as one more `input_json_delta`
  *   before its `content_block_stop`, so the stream carries the same input `translateResponse` gives.
@@ -24,45 +23,26 @@
  * @module
  */
 import type { ChatCompletionChunk, ChatCompletionUsage } from '../protocol/chat-completions.js';
-import type { MessageDeltaUsage, MessageStreamEvent } from '../protocol/messages.js';
+import type { MessageStreamEvent } from '../protocol/messages.js';
 import { isObject } from '../protocol/is-object.js';
 import { mapStreamErrorObject } from './map-stream-error-object.js';
 import { mapUsage } from './map-usage.js';
-import { encodeToolId } from './tool-id-codec.js';
+import { MessageStreamWriter, type StreamContext } from './message-stream-writer.js';
+import { optionalString, protocolError } from './protocol-error.js';
+import { cutArgumentsCompletion, describeToolCall, parseToolArgumentsText } from './read-tool-input.js';
 import {
   argumentsFragment,
   StreamToolCalls,
   toolCallDescription,
   type StreamToolCall,
 } from './stream-tool-calls.js';
-import {
-  cutArgumentsCompletion,
-  describeToolCall,
-  finishedWithError,
-  messageIdFor,
-  optionalString,
-  parseToolArgumentsText,
-  protocolError,
-  readContentParts,
-  readReasoning,
-  stopReasonFor,
-  type ResponseContext,
-} from './translate-response.js';
+import { finishedWithError, readContentParts, readReasoning, stopReasonFor } from './translate-response.js';
 
-/** What the stream translator needs: the response context, plus an optional input-token estimate. */
-export type StreamContext = ResponseContext & {
-  /** Sent as `message_start.usage.input_tokens` (the real count only arrives at the end). @default 0 */
-  inputTokensEstimate?: number | undefined;
-};
-
-type Phase = 'created' | 'started' | 'finished';
-
-type OpenBlock =
-  { kind: 'text' | 'thinking'; index: number } | { kind: 'tool_use'; index: number; call: StreamToolCall };
+export type { StreamContext } from './message-stream-writer.js';
 
 /**
- * The stream translation state machine. Feed it `start()`, then `push(chunk)` for each parsed chunk, then
- * `finish(sawDone)`; each returns the Messages events to send, in order.
+ * The Chat Completions stream translation state machine. Feed it `start()`, then `push(chunk)` for each
+ * parsed chunk, then `finish(sawDone)`; each returns the Messages events to send, in order.
  *
  * @example
  * ```ts
@@ -73,43 +53,19 @@ type OpenBlock =
  * ```
  */
 export class StreamTranslator {
-  readonly #context: StreamContext;
-  readonly #messageId: string;
-  #phase: Phase = 'created';
-  #open: OpenBlock | undefined;
-  #nextBlockIndex = 0;
+  readonly #writer: MessageStreamWriter;
   #finishReason: string | undefined;
   #usage: ChatCompletionUsage | undefined;
   #sawRefusal = false;
   readonly #calls = new StreamToolCalls();
-  #sawToolUse = false;
-  readonly #idOccurrences = new Map<string, number>();
 
   constructor(context: StreamContext) {
-    this.#context = context;
-    // message_start goes out before any chunk, so the upstream id is not known yet: always generate.
-    this.#messageId = messageIdFor(undefined, context.generateId);
+    this.#writer = new MessageStreamWriter(context);
   }
 
   /** Events to emit before any chunk (`message_start`). Call once, first; later calls return `[]`. */
   start(): MessageStreamEvent[] {
-    if (this.#phase !== 'created') return [];
-    this.#phase = 'started';
-    return [
-      {
-        type: 'message_start',
-        message: {
-          id: this.#messageId,
-          type: 'message',
-          role: 'assistant',
-          model: this.#context.requestModel,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { input_tokens: this.#context.inputTokensEstimate ?? 0, output_tokens: 0 },
-        },
-      },
-    ];
+    return this.#writer.start({ input_tokens: this.#writer.inputTokensEstimate, output_tokens: 0 });
   }
 
   /**
@@ -120,7 +76,7 @@ export class StreamTranslator {
    *   block was already closed.
    */
   push(chunk: ChatCompletionChunk): MessageStreamEvent[] {
-    if (this.#phase === 'finished') throw protocolError('a chunk arrived after the end of the stream');
+    this.#writer.checkNotFinished('a chunk');
     const events = this.start();
     if (!isObject(chunk)) throw protocolError('a stream chunk is not a JSON object');
     if (chunk['error'] !== undefined && chunk['error'] !== null) throw mapStreamErrorObject(chunk, 'tpx');
@@ -148,27 +104,7 @@ export class StreamTranslator {
     const delta: unknown = choice['delta'];
     if (delta === undefined || delta === null) return events;
     if (!isObject(delta)) throw protocolError('a stream chunk has a "delta" that is not an object');
-
-    this.#appendThinking(readReasoning(delta), events);
-    for (const part of readContentParts(delta['content'], 'delta.content of a stream chunk')) {
-      if (part.kind === 'thinking') this.#appendThinking(part.text, events);
-      else this.#appendText(part.text, events);
-    }
-    const refusal = optionalString(delta['refusal']);
-    if (refusal !== undefined) {
-      this.#sawRefusal = true;
-      this.#appendText(refusal, events);
-    }
-
-    const toolCalls: unknown = delta['tool_calls'];
-    if (toolCalls !== undefined && toolCalls !== null) {
-      if (!Array.isArray(toolCalls))
-        throw protocolError('a stream chunk has "tool_calls" that is not an array');
-      for (const toolCall of toolCalls) {
-        if (!isObject(toolCall)) throw protocolError('a stream chunk has a tool call that is not an object');
-        this.#appendToolCall(toolCall, events);
-      }
-    }
+    this.#pushDelta(delta, events);
     return events;
   }
 
@@ -182,74 +118,57 @@ export class StreamTranslator {
    *   not a JSON object; `MODEL_EHTTP` for `finish_reason: "error"`.
    */
   finish(sawDone: boolean): MessageStreamEvent[] {
-    if (this.#phase === 'finished') throw protocolError('the stream was already finished');
+    if (this.#writer.isFinished) throw protocolError('the stream was already finished');
     const events = this.start();
     if (this.#finishReason === 'error') throw finishedWithError();
     if (this.#finishReason === undefined && !sawDone) {
       throw protocolError('stream ended before the model finished (no finish_reason and no [DONE])');
     }
     const calls = this.#checkedToolCalls();
-    this.#phase = 'finished';
 
-    const open = this.#open;
-    if (open?.kind === 'tool_use' && open.call.completion !== '') {
-      events.push({
-        type: 'content_block_delta',
-        index: open.index,
-        delta: { type: 'input_json_delta', partial_json: open.call.completion },
-      });
-    }
-    this.#closeOpenBlock(events);
+    const live = calls.find((call) => this.#writer.isOpen(call));
+    if (live !== undefined && live.completion !== '') this.#writer.inputJson(live.completion, events);
+    this.#writer.closeBlock(events);
     const pending = calls.filter((call) => call.state === 'pending');
     pending.sort((a, b) => a.order - b.order || a.sequence - b.sequence);
-    for (const call of pending) this.#flushToolCall(call, events);
+    for (const call of pending) {
+      this.#calls.removeFromPending();
+      call.state = 'opened';
+      this.#writer.toolCall(call.providerId, call.name!, call.fragments.join('') + call.completion, events);
+    }
 
-    const stopReason = stopReasonFor(this.#finishReason, this.#sawRefusal, this.#sawToolUse);
-    events.push(
-      {
-        type: 'message_delta',
-        delta: { stop_reason: stopReason, stop_sequence: null },
-        usage: this.#finalUsage(),
-      },
-      { type: 'message_stop' },
-    );
+    const stopReason = stopReasonFor(this.#finishReason, this.#sawRefusal, this.#writer.sawToolUse);
+    this.#writer.finish(stopReason, this.#usage === undefined ? undefined : mapUsage(this.#usage), events);
     return events;
   }
 
   // -------------------------------------------------------------------------------------------------
 
-  #appendThinking(text: string, events: MessageStreamEvent[]): void {
-    if (text === '') return;
-    const index = this.#ensureBlock('thinking', events);
-    events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: text } });
+  #pushDelta(delta: Record<string, unknown>, events: MessageStreamEvent[]): void {
+    this.#writer.thinking(readReasoning(delta), undefined, events);
+    for (const part of readContentParts(delta['content'], 'delta.content of a stream chunk')) {
+      if (part.kind === 'thinking') this.#writer.thinking(part.text, undefined, events);
+      else this.#writer.text(part.text, undefined, events);
+    }
+    const refusal = optionalString(delta['refusal']);
+    if (refusal !== undefined) {
+      this.#sawRefusal = true;
+      this.#writer.text(refusal, undefined, events);
+    }
+
+    const toolCalls: unknown = delta['tool_calls'];
+    if (toolCalls === undefined || toolCalls === null) return;
+    if (!Array.isArray(toolCalls))
+      throw protocolError('a stream chunk has "tool_calls" that is not an array');
+    for (const toolCall of toolCalls) {
+      if (!isObject(toolCall)) throw protocolError('a stream chunk has a tool call that is not an object');
+      this.#appendToolCall(toolCall, events);
+    }
   }
 
-  #appendText(text: string, events: MessageStreamEvent[]): void {
-    if (text === '') return;
-    const index = this.#ensureBlock('text', events);
-    events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
-  }
-
-  /** The index of an open block of this kind, opening one (and closing the current one) if needed. */
-  #ensureBlock(kind: 'text' | 'thinking', events: MessageStreamEvent[]): number {
-    if (this.#open?.kind === kind) return this.#open.index;
-    this.#closeOpenBlock(events);
-    const index = this.#nextBlockIndex++;
-    events.push({
-      type: 'content_block_start',
-      index,
-      content_block:
-        kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' },
-    });
-    this.#open = { kind, index };
-    return index;
-  }
-
-  #closeOpenBlock(events: MessageStreamEvent[]): void {
-    if (this.#open === undefined) return;
-    if (this.#open.kind === 'tool_use') this.#open.call.state = 'closed';
-    events.push({ type: 'content_block_stop', index: this.#open.index });
-    this.#open = undefined;
+  /** Whether a call's block was opened and has been closed since: it can take no more arguments. */
+  #isClosed(call: StreamToolCall): boolean {
+    return call.state === 'opened' && !this.#writer.isOpen(call);
   }
 
   #appendToolCall(toolCall: Record<string, unknown>, events: MessageStreamEvent[]): void {
@@ -259,7 +178,7 @@ export class StreamTranslator {
     const call = this.#calls.receive(toolCall['index'], id, name);
 
     const fragment = argumentsFragment(callFunction?.['arguments']);
-    if (call.state === 'closed') {
+    if (this.#isClosed(call)) {
       if (fragment !== '') {
         throw protocolError(
           `${describeToolCall(toolCallDescription(call))} received more arguments after its block was closed`,
@@ -268,7 +187,7 @@ export class StreamTranslator {
       return;
     }
     if (fragment !== '') call.fragments.push(fragment);
-    if (call.state === 'live') {
+    if (call.state === 'opened') {
       if (fragment !== '') this.#appendLive(call, fragment, events);
       return;
     }
@@ -280,16 +199,17 @@ export class StreamTranslator {
    * is waiting (a waiting call must not be overtaken, nor would it have a block to stream into).
    */
   #canGoLive(call: StreamToolCall): boolean {
-    return call.name !== undefined && this.#open?.kind !== 'tool_use' && this.#calls.pendingCount === 1;
+    return call.name !== undefined && !this.#writer.isToolBlockOpen && this.#calls.pendingCount === 1;
   }
 
   #openLive(call: StreamToolCall, events: MessageStreamEvent[]): void {
-    const index = this.#openToolBlock(call, events);
-    call.state = 'live';
-    this.#open = { kind: 'tool_use', index, call };
+    this.#calls.removeFromPending();
+    call.state = 'opened';
+    this.#writer.openToolBlock(call.providerId, call.name!, call, events);
     const pending = call.fragments;
     if (pending.some((fragment) => /\S/.test(fragment))) {
-      this.#sendArguments(call, index, pending.join(''), events);
+      this.#writer.inputJson(pending.join(''), events);
+      call.sentContent = true;
     } else {
       call.unsent.push(...pending);
     }
@@ -301,70 +221,16 @@ export class StreamTranslator {
    * unparseable `"  "`.
    */
   #appendLive(call: StreamToolCall, fragment: string, events: MessageStreamEvent[]): void {
-    const index = this.#open!.index;
     if (call.sentContent) {
-      events.push({
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'input_json_delta', partial_json: fragment },
-      });
+      this.#writer.inputJson(fragment, events);
     } else if (/\S/.test(fragment)) {
       call.unsent.push(fragment);
-      this.#sendArguments(call, index, call.unsent.join(''), events);
+      this.#writer.inputJson(call.unsent.join(''), events);
+      call.sentContent = true;
       call.unsent = [];
     } else {
       call.unsent.push(fragment);
     }
-  }
-
-  #sendArguments(call: StreamToolCall, index: number, text: string, events: MessageStreamEvent[]): void {
-    events.push({
-      type: 'content_block_delta',
-      index,
-      delta: { type: 'input_json_delta', partial_json: text },
-    });
-    call.sentContent = true;
-  }
-
-  #flushToolCall(call: StreamToolCall, events: MessageStreamEvent[]): void {
-    const index = this.#openToolBlock(call, events);
-    const text = call.fragments.join('') + call.completion;
-    if (/\S/.test(text)) {
-      events.push({
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'input_json_delta', partial_json: text },
-      });
-    }
-    events.push({ type: 'content_block_stop', index });
-    call.state = 'closed';
-  }
-
-  /** Emits `content_block_start` for a call (closing the open block) and returns its block index. */
-  #openToolBlock(call: StreamToolCall, events: MessageStreamEvent[]): number {
-    this.#closeOpenBlock(events);
-    this.#calls.removeFromPending();
-    this.#sawToolUse = true;
-    const index = this.#nextBlockIndex++;
-    events.push({
-      type: 'content_block_start',
-      index,
-      content_block: {
-        type: 'tool_use',
-        id: this.#encodeId(call.providerId),
-        name: this.#context.toolNames.fromUpstream(call.name!),
-        input: {},
-      },
-    });
-    return index;
-  }
-
-  /** The codec's id for the next block, counting repeats of a provider id in block order. */
-  #encodeId(providerId: string | undefined): string {
-    if (providerId === undefined) return encodeToolId(undefined, 1, this.#context.generateId);
-    const occurrence = (this.#idOccurrences.get(providerId) ?? 0) + 1;
-    this.#idOccurrences.set(providerId, occurrence);
-    return encodeToolId(providerId, occurrence, this.#context.generateId);
   }
 
   /**
@@ -385,7 +251,7 @@ export class StreamTranslator {
         throw protocolError(`${describeToolCall(toolCallDescription(call))} never received a function name`);
       }
       const text = call.fragments.join('');
-      if (isCut && call.state !== 'closed') {
+      if (isCut && !this.#isClosed(call)) {
         call.completion = cutArgumentsCompletion(text, toolCallDescription(call));
       } else {
         parseToolArgumentsText(text, toolCallDescription(call));
@@ -393,23 +259,5 @@ export class StreamTranslator {
       calls.push(call);
     }
     return calls;
-  }
-
-  #finalUsage(): MessageDeltaUsage {
-    if (this.#usage === undefined) {
-      return {
-        output_tokens: 0,
-        input_tokens: this.#context.inputTokensEstimate ?? 0,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      };
-    }
-    const usage = mapUsage(this.#usage);
-    return {
-      output_tokens: usage.output_tokens,
-      input_tokens: usage.input_tokens,
-      cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-      cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
-    };
   }
 }

@@ -1,9 +1,10 @@
 /**
- * Translates a Responses API response object into a Messages `message`. Pure: no I/O, no clock; fresh
- * ids come from the caller's `generateId`.
+ * Translates a Responses API response object into a Messages `message`: the Responses decoder of whole
+ * answers; the message around the blocks is `assembleMessage`'s. Pure: no I/O, no clock; fresh ids come
+ * from the caller's `generateId`.
  *
- * Also home to the readers the stream translator shares with it (item text, reasoning, stop reason,
- * terminal status), so both directions read upstream data by the same rules.
+ * Also home to the readers the event decoder (`translate-responses-stream.ts`) shares with it (item text,
+ * reasoning, stop reason, terminal status), so both read upstream data by the same rules.
  *
  * @module
  */
@@ -11,20 +12,17 @@ import { TransportError } from '../errors.js';
 import { isObject } from '../protocol/is-object.js';
 import type { ContentBlock, Message, StopReason } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesUsage } from '../protocol/responses.js';
+import { assembleMessage, type AnswerToolCall, type ResponseContext } from './assemble-message.js';
 import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
+import { optionalString, protocolError } from './protocol-error.js';
 import { encodeReasoningSignature } from './reasoning-signature-codec.js';
-import { encodeToolIds } from './tool-id-codec.js';
 import {
   describeToolCall,
-  messageIdFor,
-  optionalString,
   parseCutToolInput,
   parseToolInput,
-  protocolError,
-  type ResponseContext,
   type ToolCallDescription,
-} from './translate-response.js';
+} from './read-tool-input.js';
 
 /** What the Responses translators need: the response context, plus the output limit that was sent. */
 export type ResponsesContext = ResponseContext & {
@@ -71,13 +69,25 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
       throw protocolError('the response has no `output` list, so it holds no answer');
     }
   }
-  const id = messageIdFor(response.id, context.generateId);
   const isCut = wasCut(response, context.maxOutputTokens);
+  const { blocks, sawRefusal } = readOutput(output, isCut);
+  const sawToolUse = blocks.some((block) => block.type === 'tool_call');
+  return assembleMessage(
+    context,
+    response.id,
+    blocks,
+    responsesStopReason(response, context.maxOutputTokens, sawRefusal, sawToolUse),
+    mapResponsesUsage(isObject(response.usage) ? response.usage : undefined),
+  );
+}
 
-  const content: ContentBlock[] = [];
+/** One block per output item the caller can use, in order, and whether a message item refused. */
+function readOutput(
+  output: readonly ResponsesOutputItem[],
+  isCut: boolean,
+): { blocks: (ContentBlock | AnswerToolCall)[]; sawRefusal: boolean } {
+  const blocks: (ContentBlock | AnswerToolCall)[] = [];
   let sawRefusal = false;
-  const calls: { item: ResponsesOutputItem; input: Record<string, unknown> }[] = [];
-  const slots: (ContentBlock | number)[] = [];
   let position = 0;
   for (const item of output) {
     if (!isObject(item)) continue;
@@ -86,20 +96,24 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
         const reasoning = readReasoningItem(item);
         const signature = reasoningSignatureFor(item, reasoning.source);
         if (reasoning.text !== '' || signature !== '') {
-          slots.push({ type: 'thinking', thinking: reasoning.text, signature });
+          blocks.push({ type: 'thinking', thinking: reasoning.text, signature });
         }
         break;
       }
       case 'message': {
         const message = readMessageItem(item);
         if (message.sawRefusal) sawRefusal = true;
-        if (message.text !== '') slots.push({ type: 'text', text: message.text });
+        if (message.text !== '') blocks.push({ type: 'text', text: message.text });
         break;
       }
       case 'function_call': {
         const input = readFunctionCall(item, item.arguments, position++, isCut);
-        slots.push(calls.length);
-        calls.push({ item, input });
+        blocks.push({
+          type: 'tool_call',
+          providerId: optionalString(item.call_id),
+          upstreamName: String(item.name),
+          input,
+        });
         break;
       }
       case null:
@@ -109,38 +123,11 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
         break;
     }
   }
-  const ids = encodeToolIds(
-    calls.map(({ item }) => optionalString(item.call_id)),
-    context.generateId,
-  );
-  for (const slot of slots) {
-    if (typeof slot !== 'number') {
-      content.push(slot);
-      continue;
-    }
-    const call = calls[slot]!;
-    content.push({
-      type: 'tool_use',
-      id: ids[slot]!,
-      name: context.toolNames.fromUpstream(call.item.name!),
-      input: call.input,
-    });
-  }
-
-  return {
-    id,
-    type: 'message',
-    role: 'assistant',
-    model: context.requestModel,
-    content,
-    stop_reason: responsesStopReason(response, context.maxOutputTokens, sawRefusal, calls.length > 0),
-    stop_sequence: null,
-    usage: mapResponsesUsage(isObject(response.usage) ? response.usage : undefined),
-  };
+  return { blocks, sawRefusal };
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Readers shared with the stream translator. Exported for `translate-responses-stream.ts`; not public API.
+// Readers shared with the event decoder. Exported for `translate-responses-stream.ts`; not public API.
 
 /**
  * @internal Throws for a response that is not a finished answer: `failed` (the upstream's error, mapped),

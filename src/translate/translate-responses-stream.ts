@@ -1,6 +1,8 @@
 /**
- * Translates a Responses API stream (parsed events) into Messages stream events: an explicit, I/O-free
- * state machine, `ResponsesStreamTranslator`, with the same laws as the Chat Completions translator —
+ * Translates a Responses API stream (parsed events) into Messages stream events: the Responses event
+ * decoder, an explicit, I/O-free state machine, `ResponsesStreamTranslator`. It reads the events; the
+ * Messages events are written by the stream writer both wires share (`MessageStreamWriter`: one open block
+ * at a time, tool ids, usage, the end), so the stream keeps the same laws as on Chat Completions —
  * accumulating the stream gives the message `translateResponsesResponse` gives for the same answer,
  * every block started is stopped, nothing follows `message_stop`.
  *
@@ -31,19 +33,14 @@
  *
  * @module
  */
-import type { MessageDeltaUsage, MessageStreamEvent } from '../protocol/messages.js';
+import type { MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
+import { isObject } from '../protocol/is-object.js';
 import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
-import { encodeToolId } from './tool-id-codec.js';
-import { isObject } from '../protocol/is-object.js';
-import {
-  cutArgumentsCompletion,
-  messageIdFor,
-  optionalString,
-  protocolError,
-  type ToolCallDescription,
-} from './translate-response.js';
+import { MessageStreamWriter } from './message-stream-writer.js';
+import { optionalString, protocolError } from './protocol-error.js';
+import { cutArgumentsCompletion, type ToolCallDescription } from './read-tool-input.js';
 import {
   REASONING_PART_SEPARATOR,
   checkTerminalStatus,
@@ -61,8 +58,6 @@ export type ResponsesStreamContext = ResponsesContext & {
   /** Sent as `message_start.usage.input_tokens` (the real count only arrives at the end). @default 0 */
   inputTokensEstimate?: number | undefined;
 };
-
-type Phase = 'created' | 'started' | 'finished';
 
 /** One output item of the upstream response, from its first event to its `.done`. */
 interface ItemState {
@@ -87,8 +82,6 @@ interface ItemState {
   isHeld: boolean;
 }
 
-type OpenBlock = { kind: 'text' | 'thinking'; index: number; key: string };
-
 /**
  * The Responses stream translation state machine. Feed it `start()`, then `push(event)` for each parsed
  * event until `isFinished`, then — when the upstream stream ended without a terminal event — `end()`,
@@ -96,52 +89,30 @@ type OpenBlock = { kind: 'text' | 'thinking'; index: number; key: string };
  */
 export class ResponsesStreamTranslator {
   readonly #context: ResponsesStreamContext;
-  readonly #messageId: string;
-  #phase: Phase = 'created';
-  #open: OpenBlock | undefined;
-  #nextBlockIndex = 0;
+  readonly #writer: MessageStreamWriter;
   readonly #items = new Map<string, ItemState>();
   readonly #order: ItemState[] = [];
   #callCount = 0;
   #sawRefusal = false;
-  #sawToolUse = false;
-  readonly #idOccurrences = new Map<string, number>();
 
   constructor(context: ResponsesStreamContext) {
     this.#context = context;
-    // message_start goes out before any event: the upstream id is not known yet, so always generate.
-    this.#messageId = messageIdFor(undefined, context.generateId);
+    this.#writer = new MessageStreamWriter(context);
   }
 
   /** Whether a terminal event arrived: nothing more is to be read. */
   get isFinished(): boolean {
-    return this.#phase === 'finished';
+    return this.#writer.isFinished;
   }
 
   /** Events to emit before any upstream event (`message_start`). Later calls return `[]`. */
   start(): MessageStreamEvent[] {
-    if (this.#phase !== 'created') return [];
-    this.#phase = 'started';
-    return [
-      {
-        type: 'message_start',
-        message: {
-          id: this.#messageId,
-          type: 'message',
-          role: 'assistant',
-          model: this.#context.requestModel,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: {
-            input_tokens: this.#context.inputTokensEstimate ?? 0,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: 0,
-            output_tokens: 0,
-          },
-        },
-      },
-    ];
+    return this.#writer.start({
+      input_tokens: this.#writer.inputTokensEstimate,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 0,
+    });
   }
 
   /**
@@ -151,7 +122,7 @@ export class ResponsesStreamTranslator {
    *   `MODEL_EPROTO` for an event after the end, or a tool call that cannot be used.
    */
   push(event: ResponsesStreamEvent): MessageStreamEvent[] {
-    if (this.#phase === 'finished') throw protocolError('an event arrived after the end of the stream');
+    this.#writer.checkNotFinished('an event');
     const events = this.start();
     if (!isObject(event)) throw protocolError('a stream event is not a JSON object');
     switch (event.type) {
@@ -215,7 +186,7 @@ export class ResponsesStreamTranslator {
    * @throws TransportError `MODEL_EPROTO` when no terminal event arrived.
    */
   end(): MessageStreamEvent[] {
-    if (this.#phase === 'finished') return [];
+    if (this.#writer.isFinished) return [];
     throw protocolError(
       'stream ended before the model finished (no response.completed, response.incomplete or response.failed event)',
     );
@@ -273,9 +244,8 @@ export class ResponsesStreamTranslator {
   #appendText(state: ItemState, text: string, events: MessageStreamEvent[]): void {
     state.type ??= 'message';
     if (text === '') return;
-    const index = this.#ensureBlock('text', state.key, events);
     state.streamed.push(text);
-    events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    this.#writer.text(text, state.key, events);
   }
 
   #appendThinking(
@@ -296,30 +266,8 @@ export class ResponsesStreamTranslator {
   }
 
   #emitThinking(state: ItemState, text: string, events: MessageStreamEvent[]): void {
-    const index = this.#ensureBlock('thinking', state.key, events);
     state.streamed.push(text);
-    events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: text } });
-  }
-
-  /** The index of the open block for this item and kind, opening one (closing the current one) if needed. */
-  #ensureBlock(kind: 'text' | 'thinking', key: string, events: MessageStreamEvent[]): number {
-    if (this.#open?.kind === kind && this.#open.key === key) return this.#open.index;
-    this.#closeOpenBlock(events);
-    const index = this.#nextBlockIndex++;
-    events.push({
-      type: 'content_block_start',
-      index,
-      content_block:
-        kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' },
-    });
-    this.#open = { kind, index, key };
-    return index;
-  }
-
-  #closeOpenBlock(events: MessageStreamEvent[]): void {
-    if (this.#open === undefined) return;
-    events.push({ type: 'content_block_stop', index: this.#open.index });
-    this.#open = undefined;
+    this.#writer.thinking(text, state.key, events);
   }
 
   /** An item is complete: add what its final form holds beyond what was streamed, then close or send it. */
@@ -333,7 +281,7 @@ export class ResponsesStreamTranslator {
         if (message.sawRefusal) this.#sawRefusal = true;
         const rest = remainder(state.streamed.join(''), message.text);
         if (rest !== '') this.#appendText(state, rest, events);
-        if (this.#open?.key === state.key) this.#closeOpenBlock(events);
+        if (this.#writer.isOpen(state.key)) this.#writer.closeBlock(events);
         return;
       }
       case 'reasoning': {
@@ -346,11 +294,8 @@ export class ResponsesStreamTranslator {
           }
         }
         const signature = reasoningSignatureFor(item, state.source ?? reasoning.source);
-        if (signature !== '') {
-          const index = this.#ensureBlock('thinking', state.key, events);
-          events.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature } });
-        }
-        if (this.#open?.key === state.key) this.#closeOpenBlock(events);
+        if (signature !== '') this.#writer.signature(signature, state.key, events);
+        if (this.#writer.isOpen(state.key)) this.#writer.closeBlock(events);
         return;
       }
       case 'function_call': {
@@ -388,41 +333,13 @@ export class ResponsesStreamTranslator {
       throw error;
     }
     state.isHeld = false;
-    this.#closeOpenBlock(events);
-    this.#sawToolUse = true;
-    const index = this.#nextBlockIndex++;
-    events.push({
-      type: 'content_block_start',
-      index,
-      content_block: {
-        type: 'tool_use',
-        id: this.#encodeId(state.callId),
-        name: this.#context.toolNames.fromUpstream(state.name!),
-        input: {},
-      },
-    });
     const json =
       typeof argumentsValue !== 'string'
         ? JSON.stringify(input)
         : isCompleted
           ? argumentsValue + cutArgumentsCompletion(argumentsValue, describeCall(state))
           : argumentsValue;
-    if (/\S/.test(json)) {
-      events.push({
-        type: 'content_block_delta',
-        index,
-        delta: { type: 'input_json_delta', partial_json: json },
-      });
-    }
-    events.push({ type: 'content_block_stop', index });
-  }
-
-  /** The codec's id for the next tool block, counting repeats of a provider id in block order. */
-  #encodeId(providerId: string | undefined): string {
-    if (providerId === undefined) return encodeToolId(undefined, 1, this.#context.generateId);
-    const occurrence = (this.#idOccurrences.get(providerId) ?? 0) + 1;
-    this.#idOccurrences.set(providerId, occurrence);
-    return encodeToolId(providerId, occurrence, this.#context.generateId);
+    this.#writer.toolCall(state.callId, state.name!, json, events);
   }
 
   #finish(response: ResponsesResponse, events: MessageStreamEvent[]): void {
@@ -445,32 +362,14 @@ export class ResponsesStreamTranslator {
     for (const state of this.#order) {
       if (state.isHeld) this.#resolveCall(state, true, events, isCut);
     }
-    this.#phase = 'finished';
-    this.#closeOpenBlock(events);
-
-    const usage = mapResponsesUsage(isObject(response.usage) ? response.usage : undefined);
-    const deltaUsage: MessageDeltaUsage = {
-      output_tokens: usage.output_tokens,
-      input_tokens: usage.input_tokens,
-      cache_creation_input_tokens: usage.cache_creation_input_tokens ?? 0,
-      cache_read_input_tokens: usage.cache_read_input_tokens ?? 0,
-    };
-    events.push(
-      {
-        type: 'message_delta',
-        delta: {
-          stop_reason: responsesStopReason(
-            response,
-            this.#context.maxOutputTokens,
-            this.#sawRefusal,
-            this.#sawToolUse,
-          ),
-          stop_sequence: null,
-        },
-        usage: deltaUsage,
-      },
-      { type: 'message_stop' },
+    const stopReason = responsesStopReason(
+      response,
+      this.#context.maxOutputTokens,
+      this.#sawRefusal,
+      this.#writer.sawToolUse,
     );
+    const usage = mapResponsesUsage(isObject(response.usage) ? response.usage : undefined);
+    this.#writer.finish(stopReason, usage, events);
   }
 }
 
