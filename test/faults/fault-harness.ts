@@ -793,25 +793,41 @@ function renderReport(observations: readonly Observation[]): string {
   );
   FAULT_MODES.forEach((mode, index) => {
     lines.push(
-      `| ${index + 1} | \`${mode.name}\` | ${cell(mode.upstream)} | ${(mode.providers ?? PROVIDERS).join(', ')} | \`${mode.profile ?? 'standard'}\` |`,
+      `| ${index + 1} | \`${mode.name}\` | ${cell(mode.upstream)} | ${PROVIDERS.every((provider) => appliesTo(mode, provider)) ? 'both' : PROVIDERS.filter((provider) => appliesTo(mode, provider)).join(', ')} | \`${mode.profile ?? 'standard'}\` |`,
     );
   });
   lines.push(
     '',
     '## Observed outcomes',
     '',
-    `| mode | provider | ${columns.map((column) => column.title).join(' | ')} |`,
+    'Modes with the same outcomes share a row, in the order of the table above; `both` stands for the two',
+    'providers when they gave the same outcomes.',
+    '',
+    `| modes | provider | ${columns.map((column) => column.title).join(' | ')} |`,
     `|---|---|${columns.map(() => '---').join('|')}|`,
   );
+  // One row per outcome: the modes (for one provider, or `both` when the two agree) that gave it.
+  const rows = new Map<string, { modes: string[]; provider: string; cells: string[] }>();
   for (const mode of FAULT_MODES) {
-    for (const provider of PROVIDERS) {
-      if (!appliesTo(mode, provider)) continue;
-      const cells = columns.map((column) => {
+    const perProvider = PROVIDERS.filter((provider) => appliesTo(mode, provider)).map((provider) => ({
+      provider: String(provider),
+      cells: columns.map((column) => {
         const observation = find(mode.name, provider, column.entry, column.via);
         return observation === undefined ? 'not run' : cell(formatObserved(observation));
-      });
-      lines.push(`| \`${mode.name}\` | ${provider} | ${cells.join(' | ')} |`);
+      }),
+    }));
+    const agree =
+      perProvider.length === PROVIDERS.length &&
+      perProvider.every((entry) => JSON.stringify(entry.cells) === JSON.stringify(perProvider[0]!.cells));
+    for (const entry of agree ? [{ provider: 'both', cells: perProvider[0]!.cells }] : perProvider) {
+      const key = JSON.stringify([entry.provider, entry.cells]);
+      const row = rows.get(key) ?? { modes: [], provider: entry.provider, cells: entry.cells };
+      row.modes.push(`\`${mode.name}\``);
+      rows.set(key, row);
     }
+  }
+  for (const row of rows.values()) {
+    lines.push(`| ${row.modes.join(', ')} | ${row.provider} | ${row.cells.join(' | ')} |`);
   }
   lines.push('', ...renderHostileCases());
   return lines.join('\n');
