@@ -20,8 +20,8 @@
  *
  * @module
  */
-import type { ChatRequest, IncomingChatMessage, OfferedTool } from './chat-request.js';
-import type { Completion } from './render-completion.js';
+import type { IncomingChatMessage, MockRequest, OfferedTool } from './mock-request.js';
+import type { Completion } from './completion.js';
 import { exampleArguments } from './schema-example.js';
 import { isObject } from '../protocol/is-object.js';
 
@@ -35,7 +35,7 @@ const MAX_ECHO_LENGTH = 120;
  *
  * @param nextToolCallId gives a fresh, unique tool-call id on each call
  */
-export function defaultCompletion(request: ChatRequest, nextToolCallId: () => string): Completion {
+export function defaultCompletion(request: MockRequest, nextToolCallId: () => string): Completion {
   const turn = currentTurn(request.messages);
   const hasToolResults = turn.some((message) => message.role === 'tool');
   if (!hasCalledTools(request.messages)) {
@@ -58,7 +58,7 @@ export function defaultCompletion(request: ChatRequest, nextToolCallId: () => st
 }
 
 /** The tools the default behaviour calls, in the order they were offered. */
-export function toolsToCall(request: ChatRequest): OfferedTool[] {
+export function toolsToCall(request: MockRequest): OfferedTool[] {
   const choice = request.toolChoice;
   const limit = request.parallelToolCalls ? MAX_PARALLEL_CALLS : 1;
   let tools: OfferedTool[];

@@ -23,14 +23,16 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { setImmediate } from 'node:timers/promises';
 
-import { answerChat } from './answer-chat.js';
-import { answerResponses } from './answer-responses.js';
-import { readChatRequest } from './chat-request.js';
+import { answerWithPlan, type WireRendering } from './answer-with-plan.js';
+import { CHAT_REQUEST_SHAPE } from './chat-request-shape.js';
 import { flattenHeaders, parseJson, readBody, sendError, sendJson } from './http-replies.js';
 import { digest, isAuthorized } from './is-authorized.js';
 import type { MockModelState, MutableRecordedRequest } from './mock-model-state.js';
+import { readMockRequest, type WireRequestShape } from './mock-request.js';
 import { planReply } from './plan-reply.js';
-import { readResponsesRequest } from './responses-request.js';
+import { chatRendering } from './render-completion.js';
+import { responsesRendering } from './render-response.js';
+import { RESPONSES_REQUEST_SHAPE } from './responses-request-shape.js';
 import { parseMockScript, type MockScript } from './script.js';
 
 export { parseMockScript };
@@ -194,12 +196,49 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
   };
 }
 
+/** One endpoint that answers with the model: how its body is read and its answer rendered. */
+interface ModelWire {
+  readonly shape: WireRequestShape;
+  readonly rendering: WireRendering;
+}
+
+const CHAT_WIRE: ModelWire = { shape: CHAT_REQUEST_SHAPE, rendering: chatRendering };
+const RESPONSES_WIRE: ModelWire = { shape: RESPONSES_REQUEST_SHAPE, rendering: responsesRendering };
+
+type Route =
+  | { kind: 'answer'; wire: ModelWire }
+  | { kind: 'models' }
+  | { kind: 'model'; id: string }
+  | { kind: 'not_found' };
+
+/** Handles one request: records it, reads its body, checks the token, and answers by route. */
 async function handleRequest(
   state: MockModelState,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://mock.invalid');
+  const record = recordRequest(state, request, url);
+  const signal = abortWhenClientLeaves(state, response, record);
+  try {
+    const raw = await readBody(request);
+    if (raw === undefined) {
+      refuseTooLarge(response);
+      return;
+    }
+    const parsed = parseJson(raw);
+    record.body = parsed.isJson ? parsed.value : raw;
+    if (!isAllowed(state, request, response)) return;
+    const route = routeOf(record.method, url.pathname);
+    if (route.kind === 'answer') await answerModelRequest(state, route.wire, parsed, response, signal);
+    else answerOtherRoute(state, route, `${record.method} ${url.pathname}`, response);
+  } catch (error) {
+    failRequest(error, signal, response);
+  }
+}
+
+/** Records the request (the latest `maxRecordedRequests` of them); its body is filled in once read. */
+function recordRequest(state: MockModelState, request: IncomingMessage, url: URL): MutableRecordedRequest {
   const record: MutableRecordedRequest = {
     method: request.method ?? 'GET',
     path: url.pathname,
@@ -212,6 +251,15 @@ async function handleRequest(
     state.requests.push(record);
     if (state.requests.length > state.maxRecordedRequests) state.requests.shift();
   }
+  return record;
+}
+
+/** A signal that aborts when the client goes away before the response is complete (recorded as such). */
+function abortWhenClientLeaves(
+  state: MockModelState,
+  response: ServerResponse,
+  record: MutableRecordedRequest,
+): AbortSignal {
   const controller = new AbortController();
   state.inFlight.add(controller);
   // 'close' fires once the response is done or the connection is gone; only the latter is an abort.
@@ -222,123 +270,108 @@ async function handleRequest(
       controller.abort();
     }
   });
-  const signal = controller.signal;
+  return controller.signal;
+}
 
-  try {
-    const raw = await readBody(request);
-    if (raw === undefined) {
-      const error = {
-        message: 'The request body is too large.',
-        type: 'invalid_request_error',
-        param: null,
-        code: null,
-      };
-      // The rest of the body is never read, so the connection cannot be reused.
-      sendJson(response, 413, { error }, { connection: 'close' });
+function refuseTooLarge(response: ServerResponse): void {
+  const error = {
+    message: 'The request body is too large.',
+    type: 'invalid_request_error',
+    param: null,
+    code: null,
+  };
+  // The rest of the body is never read, so the connection cannot be reused.
+  sendJson(response, 413, { error }, { connection: 'close' });
+}
+
+/** Whether the request may be answered: always without a token, else with the right bearer token. */
+function isAllowed(state: MockModelState, request: IncomingMessage, response: ServerResponse): boolean {
+  if (state.tokenDigest === undefined || isAuthorized(request.headers.authorization, state.tokenDigest)) {
+    return true;
+  }
+  const message =
+    request.headers.authorization === undefined
+      ? "You didn't provide an API key. Send it in an Authorization header using Bearer auth (Authorization: Bearer YOUR_KEY)."
+      : 'Incorrect API key provided.';
+  sendError(response, 401, message, 'invalid_request_error', null, 'invalid_api_key');
+  return false;
+}
+
+/** Reads a model request of `wire`, plans the reply and puts it on the wire. */
+async function answerModelRequest(
+  state: MockModelState,
+  wire: ModelWire,
+  parsed: ReturnType<typeof parseJson>,
+  response: ServerResponse,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!parsed.isJson) {
+    const fields = `"model" and "${wire.shape.conversationField}"`;
+    sendError(
+      response,
+      400,
+      `We could not parse the JSON body of your request. Send a JSON object with ${fields}.`,
+      'invalid_request_error',
+      null,
+      null,
+    );
+    return;
+  }
+  const read = readMockRequest(parsed.value, wire.shape);
+  if (!read.ok) {
+    const { message, param, code } = read.problem;
+    sendError(response, 400, message, 'invalid_request_error', param, code);
+    return;
+  }
+  const plan = planReply(state, read.request);
+  await answerWithPlan(state, read.request, plan, response, signal, wire.rendering);
+}
+
+/** The model list, the one model, or a 404. */
+function answerOtherRoute(
+  state: MockModelState,
+  route: Exclude<Route, { kind: 'answer' }>,
+  requestLine: string,
+  response: ServerResponse,
+): void {
+  const listed = { id: state.model, object: 'model', created: MODEL_CREATED, owned_by: 'tpx-mock' };
+  switch (route.kind) {
+    case 'models':
+      sendJson(response, 200, { object: 'list', data: [listed] });
       return;
-    }
-    const parsed = parseJson(raw);
-    record.body = parsed.isJson ? parsed.value : raw;
-
-    if (state.tokenDigest !== undefined && !isAuthorized(request.headers.authorization, state.tokenDigest)) {
-      const message =
-        request.headers.authorization === undefined
-          ? "You didn't provide an API key. Send it in an Authorization header using Bearer auth (Authorization: Bearer YOUR_KEY)."
-          : 'Incorrect API key provided.';
-      sendError(response, 401, message, 'invalid_request_error', null, 'invalid_api_key');
-      return;
-    }
-
-    const route = routeOf(record.method, url.pathname);
-    switch (route.kind) {
-      case 'models':
-        sendJson(response, 200, {
-          object: 'list',
-          data: [{ id: state.model, object: 'model', created: MODEL_CREATED, owned_by: 'tpx-mock' }],
-        });
-        return;
-      case 'model':
-        if (route.id === state.model) {
-          sendJson(response, 200, {
-            id: state.model,
-            object: 'model',
-            created: MODEL_CREATED,
-            owned_by: 'tpx-mock',
-          });
-        } else {
-          sendError(
-            response,
-            404,
-            `The model '${route.id}' does not exist.`,
-            'invalid_request_error',
-            'model',
-            'model_not_found',
-          );
-        }
-        return;
-      case 'not_found':
-        sendError(
-          response,
-          404,
-          `Invalid URL (${record.method} ${url.pathname})`,
-          'invalid_request_error',
-          null,
-          null,
-        );
-        return;
-      case 'chat':
-      case 'responses':
-        break;
-      default: {
-        const unreachable: never = route;
-        return unreachable;
+    case 'model':
+      if (route.id === state.model) sendJson(response, 200, listed);
+      else {
+        const message = `The model '${route.id}' does not exist.`;
+        sendError(response, 404, message, 'invalid_request_error', 'model', 'model_not_found');
       }
-    }
-
-    if (!parsed.isJson) {
-      const fields = route.kind === 'chat' ? '"model" and "messages"' : '"model" and "input"';
-      sendError(
-        response,
-        400,
-        `We could not parse the JSON body of your request. Send a JSON object with ${fields}.`,
-        'invalid_request_error',
-        null,
-        null,
-      );
       return;
-    }
-    const read = route.kind === 'chat' ? readChatRequest(parsed.value) : readResponsesRequest(parsed.value);
-    if (!read.ok) {
-      const { message, param, code } = read.problem;
-      sendError(response, 400, message, 'invalid_request_error', param, code);
+    case 'not_found':
+      sendError(response, 404, `Invalid URL (${requestLine})`, 'invalid_request_error', null, null);
       return;
-    }
-    const plan = planReply(state, read.request);
-    const answer = route.kind === 'chat' ? answerChat : answerResponses;
-    await answer(state, read.request, plan, response, signal);
-  } catch (error) {
-    // A client that went away (or a server that is closing) interrupts sleeps and writes: nothing to do.
-    if (signal.aborted) return;
-    if (!response.headersSent) {
-      const detail = error instanceof Error ? error.message : String(error);
-      sendError(response, 500, `The mock model failed: ${detail}`, 'server_error', null, null);
-    } else {
-      response.destroy();
+    default: {
+      const unreachable: never = route;
+      return unreachable;
     }
   }
 }
 
-type Route =
-  | { kind: 'chat' }
-  | { kind: 'responses' }
-  | { kind: 'models' }
-  | { kind: 'model'; id: string }
-  | { kind: 'not_found' };
+/** A failure while answering: a 500 while nothing was sent, else the connection is cut. */
+function failRequest(error: unknown, signal: AbortSignal, response: ServerResponse): void {
+  // A client that went away (or a server that is closing) interrupts sleeps and writes: nothing to do.
+  if (signal.aborted) return;
+  if (!response.headersSent) {
+    const detail = error instanceof Error ? error.message : String(error);
+    sendError(response, 500, `The mock model failed: ${detail}`, 'server_error', null, null);
+  } else {
+    response.destroy();
+  }
+}
 
 function routeOf(method: string, pathname: string): Route {
   const path = pathname.replace(/\/+$/, '').replace(/^\/v1(?=\/)/, '');
-  if (method === 'POST' && path === '/chat/completions') return { kind: 'chat' };
-  if (method === 'POST' && path === '/responses') return { kind: 'responses' };
+  if (method === 'POST' && path === '/chat/completions') return { kind: 'answer', wire: CHAT_WIRE };
+  if (method === 'POST' && path === '/responses') return { kind: 'answer', wire: RESPONSES_WIRE };
   if (method === 'GET' && path === '/models') return { kind: 'models' };
   const model = /^\/models\/([^/]+)$/.exec(path);
   if (method === 'GET' && model?.[1] !== undefined)

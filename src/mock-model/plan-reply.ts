@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { ChatRequest } from './chat-request.js';
+import type { MockRequest } from './mock-request.js';
 import { defaultCompletion } from './default-reply.js';
 import type { MockModelState } from './mock-model-state.js';
-import type { Completion } from './render-completion.js';
+import type { Completion } from './completion.js';
 import { classifyReply, type MockScriptedToolCall } from './script.js';
 
 /** What to send for one request. */
@@ -28,7 +28,7 @@ const STREAM_ERROR_TEXT = 'This answer is cut short by a scripted error.';
 const DEFAULT_AFTER_CHUNKS = 2;
 
 /** Takes the next scripted reply, or the default behaviour, and resolves it into a plan. */
-export function planReply(state: MockModelState, request: ChatRequest): Plan {
+export function planReply(state: MockModelState, request: MockRequest): Plan {
   const reply = state.replies.shift();
   const nextToolCallId = (): string => `call_mock${String(++state.toolCallCount).padStart(6, '0')}`;
   if (reply === undefined) {

@@ -1,30 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import { renderCompletionChunks, splitFragments, splitWords, type Completion } from './render-completion.js';
+import type { Completion } from './completion.js';
+import { renderCompletionChunks } from './render-completion.js';
 
 const ENVELOPE = { id: 'chatcmpl-1', created: 1, model: 'm', promptCharacters: 40 };
-
-describe('splitting', () => {
-  it.each(['Hello  big world\n', '   ', '', 'one', '\n\nlines\nand  more ', 'emoji 🙂 here'])(
-    'splits %j into word pieces that join back to it',
-    (text) => {
-      const pieces = splitWords(text);
-      expect(pieces.join('')).toBe(text);
-      expect(pieces.every((piece) => piece !== '')).toBe(true);
-    },
-  );
-
-  it('puts leading whitespace on the word that follows it', () => {
-    expect(splitWords('Hello  big world\n')).toEqual(['Hello', '  big', ' world', '\n']);
-  });
-
-  it('never splits a surrogate pair between argument fragments', () => {
-    const text = '{"q":"🙂🙂🙂🙂🙂"}';
-    const fragments = splitFragments(text, 3);
-    expect(fragments.join('')).toBe(text);
-    expect(fragments.every((fragment) => !/[\uD800-\uDBFF]$/.test(fragment))).toBe(true);
-  });
-});
 
 describe('renderCompletionChunks', () => {
   it('sends the role first, then reasoning, text and a tool call, and finishes', () => {

@@ -6,26 +6,13 @@
  * starts with a tool call, as OpenAI does), reasoning and text split into word-sized deltas, each tool
  * call as a header delta (`index`, `id`, `type`, `name`, `arguments: ""`) followed by argument
  * fragments, a finish chunk with an empty delta, and — only when usage was asked for — a usage chunk
- * with `choices: []`. The caller adds `data: [DONE]`.
+ * with `choices: []`, then `data: [DONE]` (`chatRendering`). A scripted stream error cuts the stream
+ * after its `after_chunks` content chunks with an `{error}` chunk.
  *
  * @module
  */
-
-/** A tool call the mock will send; `arguments` is the exact string put on the wire. */
-export interface CompletionToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-/** One answer, independent of how it is sent. */
-export interface Completion {
-  reasoning: string | null;
-  text: string | null;
-  toolCalls: readonly CompletionToolCall[];
-  /** `null` for an answer that never finishes (a scripted stream error cuts it short). */
-  finishReason: string | null;
-}
+import type { AnswerEnvelope, WireRendering } from './answer-with-plan.js';
+import { completionUsage, streamPieces, type Completion } from './completion.js';
 
 /** What every chunk of one response shares. */
 export interface CompletionEnvelope {
@@ -52,27 +39,15 @@ export interface RenderedStream {
   closingChunks: Record<string, unknown>[];
 }
 
-/** Longest argument fragment, in code points. Short enough that every real call arrives in pieces. */
-const ARGUMENT_FRAGMENT_LENGTH = 8;
-
-/** A rough token count: one token per four characters, as the usual rule of thumb has it. */
-export function estimateTokens(characters: number): number {
-  return Math.ceil(characters / 4);
-}
-
-/** Deterministic usage numbers for `completion` answering a request of `promptCharacters` characters. */
-export function completionUsage(completion: Completion, promptCharacters: number): ChatUsage {
-  const reasoningTokens = estimateTokens(completion.reasoning?.length ?? 0);
-  let outputCharacters = completion.text?.length ?? 0;
-  for (const call of completion.toolCalls) outputCharacters += call.name.length + call.arguments.length;
-  const promptTokens = estimateTokens(promptCharacters);
-  const completionTokens = estimateTokens(outputCharacters) + reasoningTokens;
+/** The `usage` object of a Chat Completions answer. */
+function chatUsage(completion: Completion, promptCharacters: number): ChatUsage {
+  const usage = completionUsage(completion, promptCharacters);
   return {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: reasoningTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
   };
 }
 
@@ -101,7 +76,7 @@ export function renderCompletionBody(
     created: envelope.created,
     model: envelope.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: completion.finishReason ?? 'stop' }],
-    usage: completionUsage(completion, envelope.promptCharacters),
+    usage: chatUsage(completion, envelope.promptCharacters),
   };
 }
 
@@ -111,17 +86,16 @@ export function renderCompletionChunks(
   envelope: CompletionEnvelope,
   includeUsage: boolean,
 ): RenderedStream {
-  const deltas: Record<string, unknown>[] = [];
-  if (completion.reasoning !== null) {
-    for (const piece of splitWords(completion.reasoning)) deltas.push({ reasoning_content: piece });
-  }
-  if (completion.text !== null)
-    for (const piece of splitWords(completion.text)) deltas.push({ content: piece });
+  const pieces = streamPieces(completion);
+  const deltas: Record<string, unknown>[] = [
+    ...pieces.reasoning.map((piece) => ({ reasoning_content: piece })),
+    ...pieces.text.map((piece) => ({ content: piece })),
+  ];
   completion.toolCalls.forEach((call, index) => {
     deltas.push({
       tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
     });
-    for (const fragment of splitFragments(call.arguments, ARGUMENT_FRAGMENT_LENGTH)) {
+    for (const fragment of pieces.arguments[index] ?? []) {
       deltas.push({ tool_calls: [{ index, function: { arguments: fragment } }] });
     }
   });
@@ -153,27 +127,32 @@ export function renderCompletionChunks(
     );
   }
   if (includeUsage)
-    closingChunks.push(chunk([], { usage: completionUsage(completion, envelope.promptCharacters) }));
+    closingChunks.push(chunk([], { usage: chatUsage(completion, envelope.promptCharacters) }));
   return { contentChunks, closingChunks };
 }
 
-/**
- * Splits text into word-sized pieces that concatenate back to it exactly; leading whitespace sticks to
- * the word after it, as tokenizers tend to do.
- *
- * @example
- * splitWords('Hello  big world\n') // → ['Hello', '  big', ' world', '\n']
- */
-export function splitWords(text: string): string[] {
-  return text.match(/\s*\S+|\s+$/g) ?? [];
-}
+/** The Chat Completions wire: `chatcmpl-…` answers, streamed as `data:` chunks ending in `[DONE]`. */
+export const chatRendering: WireRendering = {
+  body: (completion, envelope) => renderCompletionBody(completion, completionEnvelope(envelope)),
+  frames(plan, envelope, request) {
+    const { contentChunks, closingChunks } = renderCompletionChunks(
+      plan.completion,
+      completionEnvelope(envelope),
+      request.includeUsage,
+    );
+    const chunks =
+      plan.kind === 'stream_error'
+        ? [...contentChunks.slice(0, plan.afterChunks), { error: plan.error }]
+        : [...contentChunks, ...closingChunks];
+    return [...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'].map((line) => `data: ${line}\n\n`);
+  },
+};
 
-/** Splits `text` into pieces of at most `length` code points, never inside a surrogate pair. */
-export function splitFragments(text: string, length: number): string[] {
-  const codePoints = Array.from(text);
-  const fragments: string[] = [];
-  for (let start = 0; start < codePoints.length; start += length) {
-    fragments.push(codePoints.slice(start, start + length).join(''));
-  }
-  return fragments;
+function completionEnvelope({
+  sequence,
+  created,
+  model,
+  promptCharacters,
+}: AnswerEnvelope): CompletionEnvelope {
+  return { id: `chatcmpl-mock${sequence}`, created, model, promptCharacters };
 }

@@ -9,11 +9,15 @@
  * arguments into fragments), their `….done` events and `response.output_item.done`, and finally
  * `response.completed` — or `response.incomplete` with `incomplete_details.reason` `max_output_tokens`
  * for a `length` finish (`content_filter` for `content_filter`) — carrying the whole response. Every
- * event has a `sequence_number`; item events carry `output_index` and `item_id`.
+ * event has a `sequence_number`; item events carry `output_index` and `item_id`. Each event is sent as
+ * `event: <type>` + `data:`, with no `[DONE]`, as OpenAI sends it (`responsesRendering`). A scripted
+ * stream error cuts the stream after its `after_chunks` item events (counted after `response.created` and
+ * `response.in_progress`) with an `error` event.
  *
  * @module
  */
-import { completionUsage, splitFragments, splitWords, type Completion } from './render-completion.js';
+import type { AnswerEnvelope, WireRendering } from './answer-with-plan.js';
+import { completionUsage, streamPieces, type Completion } from './completion.js';
 
 /** What every event of one response shares. */
 export interface ResponseEnvelope {
@@ -33,7 +37,8 @@ export interface RenderedResponseStream {
   closingEvents: Record<string, unknown>[];
 }
 
-const ARGUMENT_FRAGMENT_LENGTH = 8;
+/** Events every stream opens with before the first item. */
+const PREAMBLE_LENGTH = 2;
 
 type Item = Record<string, unknown> & { id: string; type: string };
 
@@ -73,11 +78,11 @@ function outputItems(completion: Completion, envelope: ResponseEnvelope): Item[]
 function usageOf(completion: Completion, promptCharacters: number): Record<string, unknown> {
   const usage = completionUsage(completion, promptCharacters);
   return {
-    input_tokens: usage.prompt_tokens,
+    input_tokens: usage.inputTokens,
     input_tokens_details: { cached_tokens: 0 },
-    output_tokens: usage.completion_tokens,
-    output_tokens_details: { reasoning_tokens: usage.completion_tokens_details.reasoning_tokens },
-    total_tokens: usage.total_tokens,
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }
 
@@ -137,6 +142,8 @@ export function renderResponseEvents(
   };
   add({ type: 'response.created', response: responseShell(envelope) });
   add({ type: 'response.in_progress', response: responseShell(envelope) });
+  const pieces = streamPieces(completion);
+  let callIndex = 0;
   outputItems(completion, envelope).forEach((item, outputIndex) => {
     const at = { item_id: item.id, output_index: outputIndex };
     if (item.type === 'reasoning') {
@@ -148,7 +155,7 @@ export function renderResponseEvents(
       });
       const part = { type: 'summary_text', text: '' };
       add({ type: 'response.reasoning_summary_part.added', ...at, summary_index: 0, part });
-      for (const delta of splitWords(text)) {
+      for (const delta of pieces.reasoning) {
         add({ type: 'response.reasoning_summary_text.delta', ...at, summary_index: 0, delta });
       }
       add({ type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text });
@@ -167,7 +174,7 @@ export function renderResponseEvents(
       });
       const part = { type: 'output_text', text: '', annotations: [] };
       add({ type: 'response.content_part.added', ...at, content_index: 0, part });
-      for (const delta of splitWords(text)) {
+      for (const delta of pieces.text) {
         add({ type: 'response.output_text.delta', ...at, content_index: 0, delta, logprobs: [] });
       }
       add({ type: 'response.output_text.done', ...at, content_index: 0, text, logprobs: [] });
@@ -179,7 +186,7 @@ export function renderResponseEvents(
         output_index: outputIndex,
         item: { ...item, status: 'in_progress', arguments: '' },
       });
-      for (const delta of splitFragments(argumentsText, ARGUMENT_FRAGMENT_LENGTH)) {
+      for (const delta of pieces.arguments[callIndex++] ?? []) {
         add({ type: 'response.function_call_arguments.delta', ...at, delta });
       }
       add({ type: 'response.function_call_arguments.done', ...at, arguments: argumentsText });
@@ -195,4 +202,42 @@ export function renderResponseEvents(
     sequence_number: contentEvents.length,
   };
   return { contentEvents, closingEvents: [closing] };
+}
+
+/** The Responses wire: `resp_…` answers, streamed as `event:` + `data:` frames. */
+export const responsesRendering: WireRendering = {
+  body: (completion, envelope) => renderResponseBody(completion, responseEnvelope(envelope)),
+  frames(plan, envelope) {
+    const { contentEvents, closingEvents } = renderResponseEvents(
+      plan.completion,
+      responseEnvelope(envelope),
+    );
+    const events =
+      plan.kind === 'stream_error'
+        ? cutWithError(contentEvents.slice(0, PREAMBLE_LENGTH + plan.afterChunks), plan.error)
+        : [...contentEvents, ...closingEvents];
+    return events.map((event) => `event: ${String(event['type'])}\ndata: ${JSON.stringify(event)}\n\n`);
+  },
+};
+
+/** The events sent before a scripted stream error, then the `error` event. */
+function cutWithError(
+  sent: Record<string, unknown>[],
+  error: Record<string, unknown>,
+): Record<string, unknown>[] {
+  const { message, code, type, param } = error;
+  return [
+    ...sent,
+    {
+      type: 'error',
+      code: code ?? type ?? null,
+      message: message ?? 'The mock model was scripted to fail in the middle of this stream.',
+      param: param ?? null,
+      sequence_number: sent.length,
+    },
+  ];
+}
+
+function responseEnvelope({ sequence, created, model, promptCharacters }: AnswerEnvelope): ResponseEnvelope {
+  return { id: `resp_mock${sequence}`, createdAt: created, model, promptCharacters };
 }
