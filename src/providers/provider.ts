@@ -49,8 +49,3 @@ export interface Provider {
     report: ReportResponse,
   ): Promise<UpstreamReport>;
 }
-
-/** Appends `events` to `batch`, without the spread that would copy them once more. */
-export function appendEvents(batch: MessageStreamEvent[], events: readonly MessageStreamEvent[]): void {
-  for (let index = 0; index < events.length; index++) batch.push(events[index]!);
-}

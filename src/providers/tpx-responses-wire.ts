@@ -2,7 +2,8 @@
  * The `tpx` provider's second wire: the OpenAI Responses API (`POST {base}/responses`, `TPX_WIRE=responses`).
  * The Messages request is translated (`translate-responses-request.ts`), sent with the provider's bearer
  * token, and the answer — JSON or a stream of Responses events — translated back. Authentication, token
- * refresh and error statuses are the provider's (`tpx.ts`), shared with the Chat Completions wire.
+ * refresh and error statuses are the provider's (`send-with-bearer.ts`), shared with the Chat Completions
+ * wire.
  *
  * Stateless on the server: `store: false`, no `previous_response_id`; an earlier turn's reasoning travels
  * in the caller's thinking-block signatures.
@@ -11,6 +12,7 @@
  */
 import { TransportError } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { ResponsesStreamEvent } from '../protocol/responses.js';
 import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';
 import type { DialectProfile } from '../translate/dialects.js';
 import { mapResponsesError } from '../translate/map-responses-error.js';
@@ -20,11 +22,12 @@ import {
   type ResponsesContext,
 } from '../translate/translate-responses-response.js';
 import { ResponsesStreamTranslator } from '../translate/translate-responses-stream.js';
+import { translateStream, type StreamSteps } from '../translate/translate-stream.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { messageAsEvents } from './message-as-events.js';
-import { appendEvents } from './provider.js';
-import { readSse } from './read-sse.js';
-import { ERROR_BODY_LIMIT, parseUpstreamJson } from './upstream-answer.js';
+import { readSse, type SseMessage } from './read-sse.js';
+import type { PostJson } from './send-with-bearer.js';
+import { notAnEventStream, parseUpstreamJson } from './upstream-answer.js';
 
 /** Events every Responses stream opens with, before the model produced anything. */
 const PREAMBLE_EVENTS: ReadonlySet<string> = new Set([
@@ -42,12 +45,6 @@ export interface ResponsesWireConfig {
   /** The dialect profile: only its endpoint shape matters here (Azure's route). */
   dialect?: DialectProfile | undefined;
 }
-
-/**
- * Sends a JSON body to a URL with the provider's credentials and returns a 2xx answer; any other status
- * is thrown as the mapped upstream error.
- */
-export type PostJson = (url: string, body: string, streaming: boolean) => Promise<HttpResponse>;
 
 /**
  * The Responses endpoint: `{base}/responses`. Azure serves it only on its v1 route, so an Azure resource
@@ -118,8 +115,9 @@ export async function sendOverResponses(
 }
 
 /**
- * One attempt of `stream` over the Responses wire, as batches of Messages events (one per upstream chunk).
- * `estimateInputTokens` fills `message_start.usage.input_tokens` before the real count arrives.
+ * One attempt of `stream` over the Responses wire, as batches of Messages events (one per chunk of the
+ * upstream body; see `translateStream`). `estimateInputTokens` fills `message_start.usage.input_tokens`
+ * before the real count arrives.
  */
 export async function* streamOverResponses(
   request: MessagesRequest,
@@ -138,54 +136,56 @@ export async function* streamOverResponses(
   const contentType = response.headers['content-type'] ?? '';
   if (!contentType.includes('text/event-stream')) {
     // A server that ignores `stream: true` and answers JSON: that answer, as a stream.
-    if (contentType.includes('json')) {
-      yield [...messageAsEvents(await readJsonAnswer(response, attempt, context))];
-      return;
-    }
-    const text = await readBody(response, attempt, ERROR_BODY_LIMIT).catch(() => '');
-    throw protocolError(
-      `the tpx endpoint answered a stream request with ${contentType || 'no content type'}, not text/event-stream: ${JSON.stringify(text.slice(0, 120))}`,
-    );
+    if (!contentType.includes('json')) throw await notAnEventStream(response, attempt, contentType, 'tpx');
+    yield [...messageAsEvents(await readJsonAnswer(response, attempt, context))];
+    return;
   }
-
   const translator = new ResponsesStreamTranslator({ ...context, inputTokensEstimate });
-  // message_start waits for the first upstream event past the preamble, as on the Chat Completions wire: an
-  // upstream whose first real event is an error fails the attempt before anything reached the caller, so it
-  // can still be retried, or answered by the proxy with a proper HTTP status.
-  let pendingStart: MessageStreamEvent[] | undefined = translator.start();
-  const append = (batch: MessageStreamEvent[], events: MessageStreamEvent[]): void => {
-    if (pendingStart !== undefined) {
-      appendEvents(batch, pendingStart);
-      pendingStart = undefined;
-    }
-    appendEvents(batch, events);
+  yield* translateStream(eventBatches(response, attempt), responsesStreamSteps(translator));
+}
+
+/**
+ * The steps of a Responses stream. message_start waits for the first upstream event past the preamble, as
+ * on the Chat Completions wire: the preamble (`response.created`, `.in_progress`, `.queued`) says nothing
+ * yet, so an error right after it still fails the attempt before the caller saw anything. A stream that
+ * ends without its terminal event fails (`end()`).
+ */
+function responsesStreamSteps(translator: ResponsesStreamTranslator): StreamSteps<ResponsesStreamEvent> {
+  return {
+    start: () => translator.start(),
+    push(event) {
+      const events = translator.push(event);
+      return PREAMBLE_EVENTS.has(event.type) ? undefined : events;
+    },
+    get isFinished() {
+      return translator.isFinished;
+    },
+    end: () => translator.end(),
   };
-  for await (const messages of readSse(response, attempt)) {
-    const batch: MessageStreamEvent[] = [];
-    try {
-      for (const sse of messages) {
-        const data = sse.data.trim();
-        if (data === '' || data === '[DONE]') continue;
-        const payload = parseUpstreamJson(data, 'stream event', 'tpx');
-        if (sse.event === 'error') throw mapResponsesError(payload);
-        const validated = validateResponsesStreamEvent(payload);
-        if (!validated.ok) {
-          throw protocolError(`the tpx stream sent an invalid Responses event: ${validated.message}`);
-        }
-        const events = translator.push(validated.value);
-        // The preamble (`response.created`, `.in_progress`, `.queued`) says nothing yet: an error right after
-        // it must still fail the attempt before the caller saw anything.
-        if (!PREAMBLE_EVENTS.has(validated.value.type)) append(batch, events);
-        if (translator.isFinished) break;
-      }
-    } catch (error) {
-      // What the chunk produced before the failure is delivered first, as an unbatched stream would.
-      if (batch.length > 0) yield batch;
-      throw error;
+}
+
+/** The stream's events, a batch per chunk of the body, each read only as it is translated. */
+async function* eventBatches(
+  response: HttpResponse,
+  attempt: AttemptContext,
+): AsyncGenerator<Iterable<ResponsesStreamEvent>> {
+  for await (const messages of readSse(response, attempt)) yield readEvents(messages);
+}
+
+/**
+ * The Responses events of one batch of server-sent events. Blank data and `[DONE]` give nothing; an
+ * `event: error` or an event that cannot be read is thrown where it stands, after the events before it.
+ */
+function* readEvents(messages: readonly SseMessage[]): Generator<ResponsesStreamEvent> {
+  for (const sse of messages) {
+    const data = sse.data.trim();
+    if (data === '' || data === '[DONE]') continue;
+    const payload = parseUpstreamJson(data, 'stream event', 'tpx');
+    if (sse.event === 'error') throw mapResponsesError(payload);
+    const validated = validateResponsesStreamEvent(payload);
+    if (!validated.ok) {
+      throw protocolError(`the tpx stream sent an invalid Responses event: ${validated.message}`);
     }
-    if (batch.length > 0) yield batch;
-    if (translator.isFinished) return;
+    yield validated.value;
   }
-  // A finished stream returned above, so the upstream ended without its terminal event: `end()` fails it.
-  translator.end();
 }

@@ -1,11 +1,12 @@
 /**
- * Reading a provider's answer the same way on both paths: an error status becomes the mapped
- * `TransportError` (its body read within a small limit), and a body that should be JSON but is not
- * becomes `MODEL_EPROTO` with an excerpt a person can recognise.
+ * Reading a provider's answer the same way on every path: an error status becomes the mapped
+ * `TransportError` (its body read within a small limit), a body that should be JSON but is not becomes
+ * `MODEL_EPROTO` with an excerpt a person can recognise, as does a stream request answered with something
+ * other than a stream; and the failures of an optional route that are answers in themselves.
  *
  * @module
  */
-import { TransportError } from '../errors.js';
+import { TransportError, isTransportError } from '../errors.js';
 import { JSON_TOO_DEEP, MAX_JSON_DEPTH, scanJsonText } from '../protocol/json-nesting-depth.js';
 import { mapUpstreamError, type UpstreamProvider } from '../translate/map-upstream-error.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
@@ -59,4 +60,43 @@ export function parseUpstreamJson(text: string, what: string, provider: Upstream
       },
     );
   }
+}
+
+/**
+ * The error for a stream request answered with something other than an event stream: `MODEL_EPROTO`
+ * naming the content type and quoting the start of the body (none when the body cannot be read).
+ */
+export async function notAnEventStream(
+  response: HttpResponse,
+  context: AttemptContext,
+  contentType: string,
+  provider: UpstreamProvider,
+): Promise<TransportError> {
+  const text = await readBody(response, context, ERROR_BODY_LIMIT).catch(() => '');
+  return new TransportError(
+    'MODEL_EPROTO',
+    `the ${provider} endpoint answered a stream request with ${contentType || 'no content type'}, not text/event-stream: ${JSON.stringify(text.slice(0, 120))}`,
+    { provider },
+  );
+}
+
+/** Parses JSON that may not be JSON: its value, or `{ message: text }` to quote it. */
+export function parseJsonLoose(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { message: text };
+  }
+}
+
+/**
+ * Whether a failure of an optional route (a server's own token count, its model list) is an answer in
+ * itself — a refused token, an unreachable server, a deadline — rather than a reason to fall back to
+ * what needs no route.
+ */
+export function isAnswerInItself(error: unknown): boolean {
+  return (
+    isTransportError(error) &&
+    (error.code === 'MODEL_EAUTH' || error.code === 'MODEL_ETRANSPORT' || error.code === 'MODEL_ETIMEOUT')
+  );
 }

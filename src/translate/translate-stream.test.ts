@@ -10,7 +10,7 @@ import { validateMessage, validateStreamEvent } from '../protocol/validate-messa
 import { encodeToolIds } from './tool-id-codec.js';
 import { translateResponse } from './translate-response.js';
 import { StreamTranslator, type StreamContext } from './stream-translator.js';
-import { translateStream } from './translate-stream.js';
+import { chatStreamSteps, translateStream, type StreamSteps } from './translate-stream.js';
 
 const FIXTURES = new URL('./__fixtures__/upstream-openai-compat/', import.meta.url);
 
@@ -104,6 +104,16 @@ const fn = (name: string | null | undefined, args?: unknown): Record<string, unk
 });
 const finish = (reason: string, extra: Record<string, unknown> = {}): ChatCompletionChunk =>
   delta({}, reason, extra);
+
+/** Each item as a batch of its own (one upstream body chunk per item). */
+async function* oneItemPerBatch<T>(items: AsyncIterable<T>): AsyncGenerator<T[]> {
+  for await (const item of items) yield [item];
+}
+
+/** The events `translateStream` gives for `items` with the Chat Completions steps, one at a time. */
+async function* translateItems(items: AsyncIterable<Item>): AsyncGenerator<MessageStreamEvent> {
+  for await (const batch of translateStream(oneItemPerBatch(items), chatStreamSteps(context()))) yield* batch;
+}
 
 const ZERO_USAGE = {
   input_tokens: 0,
@@ -431,7 +441,7 @@ describe('translateStream on recorded streams', () => {
         yield* items;
       }
       const events: MessageStreamEvent[] = [];
-      for await (const event of translateStream(source(), context())) events.push(event);
+      for await (const event of translateItems(source())) events.push(event);
       expect(events).toEqual(run(items).events);
     }
   });
@@ -445,7 +455,7 @@ describe('translateStream on recorded streams', () => {
       yield delta({ content: 'late' });
     }
     const events: MessageStreamEvent[] = [];
-    for await (const event of translateStream(source(), context())) events.push(event);
+    for await (const event of translateItems(source())) events.push(event);
     expect(readAfterDone).toBe(false);
     expect(accumulateStream(events).content).toEqual([{ type: 'text', text: 'hi' }]);
 
@@ -455,7 +465,7 @@ describe('translateStream on recorded streams', () => {
     }
     const seen: MessageStreamEvent[] = [];
     await expect(async () => {
-      for await (const event of translateStream(failing(), context())) seen.push(event);
+      for await (const event of translateItems(failing())) seen.push(event);
     }).rejects.toMatchObject({ code: 'MODEL_EHTTP' });
     expect(seen).toHaveLength(4);
   });
@@ -466,7 +476,7 @@ describe('translateStream on recorded streams', () => {
     }
     const seen: MessageStreamEvent[] = [];
     await expect(async () => {
-      for await (const event of translateStream(source(), context())) seen.push(event);
+      for await (const event of translateItems(source())) seen.push(event);
     }).rejects.toMatchObject({
       code: 'MODEL_EPROTO',
       message: expect.stringMatching(/stream ended before the model finished/),
@@ -1163,5 +1173,107 @@ describe('StreamTranslator: which call a tool-call fragment belongs to', () => {
           : [],
       ),
     ).toStrictEqual(['{"k":', 'true}']);
+  });
+});
+
+describe('translateStream in batches', () => {
+  const overloaded: ChatCompletionChunk = { error: { message: 'overloaded', code: 529 } };
+
+  async function* batchesOf<T>(...batches: Iterable<T>[]): AsyncGenerator<Iterable<T>> {
+    yield* batches;
+  }
+
+  async function collect<T>(
+    batches: AsyncIterable<Iterable<T>>,
+    steps: StreamSteps<T>,
+  ): Promise<{ batches: MessageStreamEvent[][]; error: unknown }> {
+    const delivered: MessageStreamEvent[][] = [];
+    try {
+      for await (const batch of translateStream(batches, steps)) delivered.push(batch);
+      return { batches: delivered, error: undefined };
+    } catch (error) {
+      return { batches: delivered, error };
+    }
+  }
+
+  const types = (batches: MessageStreamEvent[][]) => batches.map((batch) => batch.map((event) => event.type));
+
+  it('yields one batch per input batch, message_start joining the first', async () => {
+    const { batches, error } = await collect(
+      batchesOf<Item>([delta({ content: 'Hel' }), delta({ content: 'lo' })], [finish('stop'), 'done']),
+      chatStreamSteps(context()),
+    );
+    expect(error).toBeUndefined();
+    expect(types(batches)).toStrictEqual([
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta'],
+      ['content_block_stop', 'message_delta', 'message_stop'],
+    ]);
+  });
+
+  it('delivers nothing when the first item is an error, so the attempt can still be retried', async () => {
+    const { batches, error } = await collect(batchesOf<Item>([overloaded]), chatStreamSteps(context()));
+    expect(batches).toStrictEqual([]);
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP' });
+  });
+
+  it('delivers what a batch produced before a failure in it, then throws', async () => {
+    const { batches, error } = await collect(
+      batchesOf<Item>([delta({ content: 'Hi' }), overloaded, delta({ content: 'never' })]),
+      chatStreamSteps(context()),
+    );
+    expect(types(batches)).toStrictEqual([['message_start', 'content_block_start', 'content_block_delta']]);
+    expect(error).toMatchObject({ code: 'MODEL_EHTTP' });
+  });
+
+  it('fails a lazy batch where reading it fails, after the events of the items before', async () => {
+    const unreadable = new Error('not JSON');
+    function* lazy(): Generator<Item> {
+      yield delta({ content: 'Hi' });
+      throw unreadable;
+    }
+    const { batches, error } = await collect(batchesOf<Item>(lazy()), chatStreamSteps(context()));
+    expect(types(batches)).toStrictEqual([['message_start', 'content_block_start', 'content_block_delta']]);
+    expect(error).toBe(unreadable);
+  });
+
+  it('reads nothing after the steps are finished, and ends the input there', async () => {
+    let readAfterDone = false;
+    async function* source(): AsyncGenerator<Item[]> {
+      yield [delta({ content: 'hi' }, 'stop'), 'done', delta({ content: 'late' })];
+      readAfterDone = true;
+      yield [delta({ content: 'later' })];
+    }
+    const { batches, error } = await collect(source(), chatStreamSteps(context()));
+    expect(error).toBeUndefined();
+    expect(readAfterDone).toBe(false);
+    expect(accumulateStream(batches.flat()).content).toStrictEqual([{ type: 'text', text: 'hi' }]);
+  });
+
+  it('keeps the start held across items that say nothing yet, and gives end() its own batch', async () => {
+    const ping = { type: 'ping' } as const;
+    const steps: StreamSteps<'quiet' | 'loud'> = {
+      start: () => [ping],
+      push: (item) => (item === 'quiet' ? undefined : [ping, ping]),
+      isFinished: false,
+      end: () => [ping],
+    };
+    // Nothing said: the start goes out only with the closing events, in the one batch they make.
+    const quiet = await collect(batchesOf<'quiet' | 'loud'>(['quiet', 'quiet'], ['quiet']), steps);
+    expect(quiet.error).toBeUndefined();
+    expect(quiet.batches.map((batch) => batch.length)).toStrictEqual([2]);
+    const loud = await collect(batchesOf<'quiet' | 'loud'>(['quiet'], ['loud']), steps);
+    expect(loud.batches.map((batch) => batch.length)).toStrictEqual([3, 1]);
+  });
+
+  it('finishes an input that ends without [DONE] as such a stream, delivering nothing more when it was cut', async () => {
+    const { batches, error } = await collect(
+      batchesOf<Item>([delta({ content: 'Hel' })]),
+      chatStreamSteps(context()),
+    );
+    expect(types(batches)).toStrictEqual([['message_start', 'content_block_start', 'content_block_delta']]);
+    expect(error).toMatchObject({
+      code: 'MODEL_EPROTO',
+      message: expect.stringMatching(/stream ended before the model finished/),
+    });
   });
 });

@@ -11,9 +11,9 @@ import {
   responsesUrl,
   sendOverResponses,
   streamOverResponses,
-  type PostJson,
   type ResponsesWireConfig,
 } from '../../src/providers/tpx-responses-wire.js';
+import type { PostJson } from '../../src/providers/send-with-bearer.js';
 import { DIALECTS } from '../../src/translate/dialects.js';
 import { startScriptedServer, step, type ScriptedServer } from '../helpers/scripted-server.js';
 import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
