@@ -2,13 +2,16 @@
  * Undoing a response's `Content-Encoding`. Requests ask for `accept-encoding: identity`, but HTTP lets a
  * server compress anyway (RFC 9110 §12.5.3: identity is only a preference), and a proxy or CDN in front of
  * a model server may do so. `gzip`, `x-gzip`, `deflate` and `br` are decoded (and `zstd` where this
- * Node has a decoder); any other coding is `MODEL_EPROTO` naming it.
+ * Node has a decoder); any other coding is `MODEL_EPROTO` naming it. A decoded body is bounded by the
+ * response limit like any other.
  *
  * @module
  */
 import * as zlib from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { TransportError, type ProviderName } from '../errors.js';
+import type { ResponseBody } from './response-body.js';
+import { bodyTooLarge } from './response-too-large.js';
 
 type DecoderFactory = () => Transform;
 
@@ -65,4 +68,47 @@ export function contentDecoders(contentEncoding: string | undefined, provider: P
     factories.push(factory);
   }
   return factories.reverse().map((create) => create());
+}
+
+/**
+ * Pipes a compressed body through its decoders into `body`, and returns where the raw bytes go. Decoded
+ * bytes past `limits.maxResponseBytes` end the body (a small compressed answer can decode to gigabytes);
+ * a body that cannot be decoded fails with `MODEL_EPROTO` naming its encoding.
+ */
+export function decodeInto(
+  body: ResponseBody,
+  decoders: Transform[],
+  limits: { maxResponseBytes: number; provider: ProviderName },
+  encoding: string,
+  abort: (reason: Error) => void,
+): Transform {
+  for (let index = 1; index < decoders.length; index++) decoders[index - 1]!.pipe(decoders[index]!);
+  const output = decoders.at(-1)!;
+  let decodedBytes = 0;
+  const fail = (error: TransportError) => {
+    body.fail(error);
+    abort(error);
+    for (const decoder of decoders) decoder.destroy();
+  };
+  output.on('data', (chunk: Buffer) => {
+    decodedBytes += chunk.length;
+    if (decodedBytes > limits.maxResponseBytes) {
+      fail(bodyTooLarge(limits.maxResponseBytes, limits.provider));
+      return;
+    }
+    if (!body.push(chunk)) output.pause();
+  });
+  output.on('end', () => body.end());
+  for (const decoder of decoders) {
+    decoder.on('error', (error: Error) => {
+      fail(
+        new TransportError(
+          'MODEL_EPROTO',
+          `the ${limits.provider} response body could not be decoded as ${encoding}: ${error.message}`,
+          { provider: limits.provider, cause: error },
+        ),
+      );
+    });
+  }
+  return decoders[0]!;
 }

@@ -6,7 +6,9 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { IdleDeadline, classifyError, type AttemptContext, type HttpResponse } from './http-exchange.js';
+import { classifyError } from './classify-error.js';
+import type { AttemptContext, HttpResponse } from './http-exchange.js';
+import { IdleDeadline } from './idle-deadline.js';
 import { responseTooLarge } from './response-too-large.js';
 
 /** One SSE message. `event` is undefined for data-only messages. */

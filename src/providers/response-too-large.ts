@@ -12,3 +12,11 @@ import { TransportError, type ProviderName } from '../errors.js';
 export function responseTooLarge(provider: ProviderName, message: string): TransportError {
   return new TransportError('MODEL_ETOOBIG', message, { provider, status: 502, type: 'api_error' });
 }
+
+/** {@link responseTooLarge} for an answer over `limit` bytes. */
+export function bodyTooLarge(limit: number, provider: ProviderName): TransportError {
+  return responseTooLarge(
+    provider,
+    `the ${provider} response is larger than the limit of ${limit} bytes (maxResponseBytes)`,
+  );
+}

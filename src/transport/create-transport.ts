@@ -10,7 +10,8 @@ import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/m
 import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { checkPairing } from '../translate/check-pairing.js';
 import { loadTokenCounter } from '../providers/load-token-counter.js';
-import { createDispatcherPool, type AttemptContext } from '../providers/http-exchange.js';
+import { createDispatcherPool } from '../providers/dispatcher-pool.js';
+import type { AttemptContext } from '../providers/http-exchange.js';
 import { noneProvider } from '../providers/none.js';
 import type { ReportResponse } from '../providers/provider.js';
 import { Cancellation } from '../providers/cancellation.js';

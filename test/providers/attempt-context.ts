@@ -8,7 +8,8 @@
 import type { ProviderName } from '../../src/errors.js';
 import { Cancellation } from '../../src/providers/cancellation.js';
 import type { Deadlines } from '../../src/providers/exchange-types.js';
-import { createDispatcherPool, type AttemptContext } from '../../src/providers/http-exchange.js';
+import { createDispatcherPool } from '../../src/providers/dispatcher-pool.js';
+import type { AttemptContext } from '../../src/providers/http-exchange.js';
 
 export interface TestAttempt {
   context: AttemptContext;

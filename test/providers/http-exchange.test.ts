@@ -2,13 +2,9 @@ import { createServer as createNetServer, type Server } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
-import {
-  classifyError,
-  createDispatcherPool,
-  httpRequest,
-  outboundProxySettings,
-  readBody,
-} from '../../src/providers/http-exchange.js';
+import { classifyError } from '../../src/providers/classify-error.js';
+import { createDispatcherPool, outboundProxySettings } from '../../src/providers/dispatcher-pool.js';
+import { httpRequest, readBody } from '../../src/providers/http-exchange.js';
 import { startScriptedServer, step, type ScriptedServer } from '../helpers/scripted-server.js';
 import { rejectionOf, testAttempt, type TestAttempt } from './attempt-context.js';
 
