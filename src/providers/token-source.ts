@@ -19,10 +19,10 @@
  *
  * @module
  */
-import { exec, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { TransportError } from '../errors.js';
+import { runShellCommand, runShellCommandSync, type CommandResult } from './run-shell-command.js';
 
 /** Which kind of source a token comes from. */
 export type TokenSourceKind = 'static' | 'file' | 'command';
@@ -53,9 +53,6 @@ export interface TokenSource {
   redact(text: string): string;
 }
 
-/** How a command ended: its trimmed output, or why there is none. */
-export type CommandResult = { ok: true; output: string } | { ok: false; reason: string };
-
 /** Injection points for tests. */
 export interface TokenSourceOptions {
   /** Runs the command at start-up, synchronously. @default a shell via `spawnSync` */
@@ -67,16 +64,32 @@ export interface TokenSourceOptions {
 /** Default bound on one run of the token command. */
 export const DEFAULT_TOKEN_COMMAND_TIMEOUT_MS = 10_000;
 
-/** Largest command output accepted (a token is a few KiB at most). */
-const MAX_COMMAND_OUTPUT_BYTES = 1024 * 1024;
 /** How many distinct token values are remembered for redaction. */
 const REMEMBERED_TOKENS = 8;
 /** Shorter strings are not redacted: they would match ordinary text. */
 const MIN_REDACTED_LENGTH = 6;
 
+/** What one exchange has done with the source: the token file is checked, and refreshed, once each. */
 interface ExchangeState {
   checkedFile: boolean;
   refreshed: boolean;
+}
+
+/** The token values a source produced (the last few), to keep them out of every message. */
+class SeenTokens {
+  readonly #tokens: string[] = [];
+
+  remember(token: string): void {
+    if (token.length < MIN_REDACTED_LENGTH || this.#tokens.includes(token)) return;
+    this.#tokens.push(token);
+    if (this.#tokens.length > REMEMBERED_TOKENS) this.#tokens.shift();
+  }
+
+  redact(text: string): string {
+    let result = text;
+    for (const token of this.#tokens) result = result.split(token).join('[redacted]');
+    return result;
+  }
 }
 
 /**
@@ -86,41 +99,24 @@ interface ExchangeState {
  * fails, times out, or prints nothing.
  */
 export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions = {}): TokenSource {
-  const runSync = options.runCommandSync ?? runShellCommandSync;
-  const run = options.runCommand ?? runShellCommand;
-  const exchanges = new WeakMap<object, ExchangeState>();
-  const seen: string[] = [];
-  let current: string;
-  /** The file's identity (`mtime:size:inode:ctime`) when `current` was read; `undefined` forces a read. */
-  let fileStamp: string | undefined;
-  let inflight: Promise<string> | undefined;
+  return new RefreshableTokenSource(
+    spec,
+    options.runCommandSync ?? runShellCommandSync,
+    options.runCommand ?? runShellCommand,
+  );
+}
 
-  const remember = (token: string): void => {
-    if (token.length < MIN_REDACTED_LENGTH || seen.includes(token)) return;
-    seen.push(token);
-    if (seen.length > REMEMBERED_TOKENS) seen.shift();
-  };
-  const redact = (text: string): string => {
-    let result = text;
-    for (const token of seen) result = result.split(token).join('[redacted]');
-    return result;
-  };
-  const stateFor = (exchange: object): ExchangeState => {
-    let state = exchanges.get(exchange);
-    if (state === undefined) {
-      state = { checkedFile: false, refreshed: false };
-      exchanges.set(exchange, state);
-    }
-    return state;
-  };
-
+/** The token at start-up: the static value, the file's content, or the command's output. */
+function initialToken(
+  spec: TokenSpec,
+  runSync: (command: string, timeoutMs: number) => CommandResult,
+  redact: (text: string) => string,
+): string {
   switch (spec.kind) {
     case 'static':
-      current = spec.token;
-      break;
+      return spec.token;
     case 'file':
-      current = readTokenFileSync(spec.path, spec.origin);
-      break;
+      return readTokenFileSync(spec.path, spec.origin);
     case 'command': {
       const result = runSync(spec.command, spec.timeoutMs);
       if (!result.ok) {
@@ -129,98 +125,133 @@ export function createTokenSource(spec: TokenSpec, options: TokenSourceOptions =
           redact(`${spec.origin} did not produce a token at start-up: the command ${result.reason}`),
         );
       }
-      current = result.output;
-      break;
+      return result.output;
     }
     default: {
       const unknown: never = spec;
       throw new TransportError('MODEL_ECONFIG', `unknown token source ${JSON.stringify(unknown)}`);
     }
   }
-  remember(current);
+}
+
+/** A token source of any kind, refreshed from where it came from (see the table above). */
+class RefreshableTokenSource implements TokenSource {
+  readonly kind: TokenSourceKind;
+  readonly origin: string;
+  readonly #spec: TokenSpec;
+  readonly #run: (command: string, timeoutMs: number) => Promise<CommandResult>;
+  readonly #seen = new SeenTokens();
+  readonly #exchanges = new WeakMap<object, ExchangeState>();
+  #current: string;
+  /** The file's identity (`mtime:size:inode:ctime`) when `#current` was read; `undefined` forces a read. */
+  #fileStamp: string | undefined;
+  /** The refresh command running now, which every exchange refreshing meanwhile waits for. */
+  #inflight: Promise<string> | undefined;
+
+  constructor(
+    spec: TokenSpec,
+    runSync: (command: string, timeoutMs: number) => CommandResult,
+    run: (command: string, timeoutMs: number) => Promise<CommandResult>,
+  ) {
+    this.kind = spec.kind;
+    this.origin = spec.origin;
+    this.#spec = spec;
+    this.#run = run;
+    this.#current = initialToken(spec, runSync, (text) => this.redact(text));
+    this.#seen.remember(this.#current);
+  }
+
+  async token(exchange: object): Promise<string> {
+    const spec = this.#spec;
+    if (spec.kind === 'file') {
+      const state = this.#stateFor(exchange);
+      if (!state.checkedFile) {
+        state.checkedFile = true;
+        await this.#checkFile(spec.path, false);
+      }
+    }
+    return this.#current;
+  }
+
+  async refresh(exchange: object, rejected: string, signal?: AbortSignal): Promise<string | undefined> {
+    const state = this.#stateFor(exchange);
+    if (state.refreshed) return undefined;
+    state.refreshed = true;
+    const spec = this.#spec;
+    switch (spec.kind) {
+      case 'static':
+        return undefined;
+      case 'file':
+        await this.#checkFile(spec.path, true);
+        return this.#current !== rejected ? this.#current : undefined;
+      case 'command': {
+        // Another exchange may have refreshed since this one read the token: use its result.
+        if (this.#current !== rejected) return this.#current;
+        const refreshed = await abortable(this.#runRefreshCommand(spec), signal);
+        return refreshed !== rejected ? refreshed : undefined;
+      }
+      default: {
+        const unknown: never = spec;
+        return unknown;
+      }
+    }
+  }
+
+  redact(text: string): string {
+    return this.#seen.redact(text);
+  }
+
+  #stateFor(exchange: object): ExchangeState {
+    let state = this.#exchanges.get(exchange);
+    if (state === undefined) {
+      state = { checkedFile: false, refreshed: false };
+      this.#exchanges.set(exchange, state);
+    }
+    return state;
+  }
+
+  #use(token: string): void {
+    this.#current = token;
+    this.#seen.remember(token);
+  }
 
   /** Re-reads the file when its identity changed (or always, when `force`); keeps the last good token. */
-  async function checkFile(path: string, force: boolean): Promise<void> {
+  async #checkFile(path: string, force: boolean): Promise<void> {
     try {
       const info = await stat(path);
       const stamp = `${info.mtimeMs}:${info.size}:${info.ino}:${info.ctimeMs}`;
-      if (!force && stamp === fileStamp) return;
+      if (!force && stamp === this.#fileStamp) return;
       const content = (await readFile(path, 'utf8')).trim();
       // A file caught mid-rotation (empty, or gone for a moment) keeps the token read last.
       if (content === '') return;
-      current = content;
-      fileStamp = stamp;
-      remember(current);
+      this.#use(content);
+      this.#fileStamp = stamp;
     } catch {
       // Unreadable right now: keep the last good token; a 401 will say whether it still works.
     }
   }
 
-  function runRefreshCommand(command: string, timeoutMs: number, origin: string): Promise<string> {
-    inflight ??= run(command, timeoutMs)
+  /** Runs the refresh command, once at a time: a refresh asked for while one runs waits for it. */
+  #runRefreshCommand(spec: { command: string; timeoutMs: number; origin: string }): Promise<string> {
+    this.#inflight ??= this.#run(spec.command, spec.timeoutMs)
       .then((result) => {
         if (!result.ok) {
           throw new TransportError(
             'MODEL_EAUTH',
-            redact(
-              `the upstream refused the token (401), and ${origin} could not refresh it: the command ${result.reason}`,
+            this.redact(
+              `the upstream refused the token (401), and ${spec.origin} could not refresh it: the command ${result.reason}`,
             ),
             { provider: 'tpx' },
           );
         }
-        current = result.output;
-        remember(current);
-        return current;
+        this.#use(result.output);
+        return this.#current;
       })
       .finally(() => {
-        inflight = undefined;
+        this.#inflight = undefined;
       });
-    return inflight;
+    return this.#inflight;
   }
-
-  return {
-    kind: spec.kind,
-    origin: spec.origin,
-
-    async token(exchange) {
-      if (spec.kind === 'file') {
-        const state = stateFor(exchange);
-        if (!state.checkedFile) {
-          state.checkedFile = true;
-          await checkFile(spec.path, false);
-        }
-      }
-      return current;
-    },
-
-    async refresh(exchange, rejected, signal) {
-      const state = stateFor(exchange);
-      if (state.refreshed) return undefined;
-      state.refreshed = true;
-      switch (spec.kind) {
-        case 'static':
-          return undefined;
-        case 'file':
-          await checkFile(spec.path, true);
-          return current !== rejected ? current : undefined;
-        case 'command': {
-          // Another exchange may have refreshed since this one read the token: use its result.
-          if (current !== rejected) return current;
-          const refreshed = await abortable(
-            runRefreshCommand(spec.command, spec.timeoutMs, spec.origin),
-            signal,
-          );
-          return refreshed !== rejected ? refreshed : undefined;
-        }
-        default: {
-          const unknown: never = spec;
-          return unknown;
-        }
-      }
-    },
-
-    redact,
-  };
 }
 
 /** The token in a file at start-up: its trimmed content, which must not be empty. */
@@ -252,83 +283,4 @@ async function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined
   } finally {
     if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
   }
-}
-
-/** The first line of a command's stderr, shortened, for an error message. */
-function stderrHint(stderr: string): string {
-  const line = stderr.trim().split(/\r?\n/, 1)[0] ?? '';
-  if (line === '') return '';
-  return `: ${JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line)}`;
-}
-
-function outcome(
-  output: string,
-  stderr: string,
-  exit: { code: number | null; signal: string | null; timedOut: boolean; failure: string | undefined },
-  timeoutMs: number,
-): CommandResult {
-  if (exit.timedOut) return { ok: false, reason: `did not finish within ${timeoutMs} ms` };
-  if (exit.failure !== undefined) return { ok: false, reason: `could not be run (${exit.failure})` };
-  if (exit.signal !== null) return { ok: false, reason: `was killed by ${exit.signal}${stderrHint(stderr)}` };
-  if (exit.code !== 0)
-    return { ok: false, reason: `exited with code ${String(exit.code)}${stderrHint(stderr)}` };
-  const token = output.trim();
-  if (token === '') return { ok: false, reason: `printed nothing on stdout${stderrHint(stderr)}` };
-  return { ok: true, output: token };
-}
-
-/** Runs `command` with the platform shell, synchronously (start-up only). */
-export function runShellCommandSync(command: string, timeoutMs: number): CommandResult {
-  const result = spawnSync(command, {
-    shell: true,
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    maxBuffer: MAX_COMMAND_OUTPUT_BYTES,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
-  const errorCode = (result.error as { code?: string } | undefined)?.code;
-  return outcome(
-    result.stdout ?? '',
-    result.stderr ?? '',
-    {
-      code: result.status,
-      signal: result.signal,
-      timedOut: errorCode === 'ETIMEDOUT',
-      failure: result.error === undefined ? undefined : (errorCode ?? result.error.message),
-    },
-    timeoutMs,
-  );
-}
-
-/** Runs `command` with the platform shell. */
-export function runShellCommand(command: string, timeoutMs: number): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    exec(
-      command,
-      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: MAX_COMMAND_OUTPUT_BYTES, windowsHide: true },
-      (error, stdout, stderr) => {
-        const failure = error as
-          (Error & { code?: unknown; killed?: boolean; signal?: string | null }) | null;
-        const spawnFailure = typeof failure?.code === 'string' ? failure.code : undefined;
-        // exec kills the child when the timeout passes; `killed` alone also covers an oversized output,
-        // which comes with a string code instead.
-        const timedOut = failure?.killed === true && spawnFailure === undefined && timeoutMs > 0;
-        const exitCode = typeof failure?.code === 'number' ? failure.code : failure === null ? 0 : null;
-        resolve(
-          outcome(
-            stdout,
-            stderr,
-            {
-              code: exitCode,
-              signal: failure?.signal ?? null,
-              timedOut,
-              failure: spawnFailure,
-            },
-            timeoutMs,
-          ),
-        );
-      },
-    );
-  });
 }
