@@ -4,10 +4,14 @@ import { chatRequestWire } from './chat-request-wire.js';
 import { DIALECTS, type DialectProfile } from './dialects.js';
 import { RESPONSES_REQUEST_WIRE } from './encode-responses-request.js';
 import { isTextPart, mapDocumentBlock, mapImageSource, mapSearchResultBlock } from './map-document-block.js';
+import type { ImagePart } from './neutral-request.js';
 
 const PATH = 'messages[0].content[1]';
 const PDF = { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQ=' };
 const PDF_URL = { type: 'url', url: 'https://example.com/a.pdf' };
+
+/** The image part of an image at `url`. */
+const imagePart = (url: string): ImagePart => ({ type: 'image', url });
 
 /** What a Chat Completions server of the dialect takes of documents (none: the generic one). */
 const chat = (dialect?: DialectProfile) => chatRequestWire(dialect).documents;
@@ -82,8 +86,8 @@ describe('mapDocumentBlock: text and content sources', () => {
       ),
     ).toStrictEqual([
       { type: 'text', text: 'slides\none\n\ntwo' },
-      { type: 'image', url: 'https://example.com/a.png' },
-      { type: 'image', url: 'data:image/png;base64,iVBOR' },
+      imagePart('https://example.com/a.png'),
+      imagePart('data:image/png;base64,iVBOR'),
     ]);
   });
 
@@ -263,14 +267,12 @@ describe('mapDocumentBlock: a server that takes files of any kind (the Responses
 
 describe('mapImageSource', () => {
   it('turns base64 into a data URL and keeps a URL as it is', () => {
-    expect(mapImageSource({ type: 'base64', media_type: 'image/webp', data: 'UklG' }, PATH)).toStrictEqual({
-      type: 'image',
-      url: 'data:image/webp;base64,UklG',
-    });
-    expect(mapImageSource({ type: 'url', url: 'https://example.com/i.png' }, PATH)).toStrictEqual({
-      type: 'image',
-      url: 'https://example.com/i.png',
-    });
+    expect(mapImageSource({ type: 'base64', media_type: 'image/webp', data: 'UklG' }, PATH)).toStrictEqual(
+      imagePart('data:image/webp;base64,UklG'),
+    );
+    expect(mapImageSource({ type: 'url', url: 'https://example.com/i.png' }, PATH)).toStrictEqual(
+      imagePart('https://example.com/i.png'),
+    );
   });
 
   it('refuses any other or malformed source, naming its type', () => {
@@ -336,6 +338,6 @@ describe('mapSearchResultBlock', () => {
 describe('isTextPart', () => {
   it('is true for text parts only', () => {
     expect(isTextPart({ type: 'text', text: 'a' })).toBe(true);
-    expect(isTextPart({ type: 'image', url: 'u' })).toBe(false);
+    expect(isTextPart(imagePart('u'))).toBe(false);
   });
 });

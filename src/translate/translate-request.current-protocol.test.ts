@@ -376,11 +376,11 @@ describe('translateRequest: search results', () => {
     type: 'search_result',
     source: 'https://example.com/guide',
     title: 'The guide',
+    citations: { enabled: true },
     content: [
       { type: 'text', text: 'First paragraph.' },
       { type: 'text', text: 'Second paragraph.' },
     ],
-    citations: { enabled: true },
   };
   const EXPECTED_TEXT =
     'Search result: The guide\nSource: https://example.com/guide\n\nFirst paragraph.\n\nSecond paragraph.';

@@ -137,30 +137,18 @@ describe('translateResponsesRequest: scalar fields', () => {
 });
 
 describe('translateResponsesRequest: reasoning', () => {
-  it.each([
-    [1024, 'low'],
-    [4095, 'low'],
-    [4096, 'medium'],
-    [16383, 'medium'],
-    [16384, 'high'],
-  ] as const)('asks for the effort of a thinking budget of %i: %s', (budget, effort) => {
-    expect(body({ thinking: { type: 'enabled', budget_tokens: budget } }).reasoning).toStrictEqual({
-      effort,
+  it('asks for the effort of the thinking budget with a summary (the rules: read-effort.test.ts)', () => {
+    expect(body({ thinking: { type: 'enabled', budget_tokens: 4096 } }).reasoning).toStrictEqual({
+      effort: 'medium',
       summary: 'auto',
     });
   });
 
-  it.each([
-    ['low', 'low'],
-    ['medium', 'medium'],
-    ['high', 'high'],
-    ['xhigh', 'high'],
-    ['max', 'high'],
-  ] as const)('maps output_config.effort %s to %s, over the thinking budget', (given, effort) => {
-    expect(
-      body({ output_config: { effort: given }, thinking: { type: 'enabled', budget_tokens: 1024 } })
-        .reasoning,
-    ).toStrictEqual({ effort, summary: 'auto' });
+  it('asks for output_config.effort over the thinking budget, its top levels as high', () => {
+    const reasoning = (effort: string) =>
+      body({ output_config: { effort }, thinking: { type: 'enabled', budget_tokens: 1024 } }).reasoning;
+    expect(reasoning('max')).toStrictEqual({ effort: 'high', summary: 'auto' });
+    expect(reasoning('medium')).toStrictEqual({ effort: 'medium', summary: 'auto' });
   });
 
   it('asks for no reasoning without thinking or effort, and ignores a null effort', () => {
@@ -267,7 +255,7 @@ describe('translateResponsesRequest: turns', () => {
     );
   });
 
-  it('drops a blank final assistant message, and refuses a prefill with its position', () => {
+  it('drops a blank final assistant message (a prefill is refused: prepare-request.test.ts)', () => {
     expect(
       body({
         messages: [
@@ -276,17 +264,6 @@ describe('translateResponsesRequest: turns', () => {
         ],
       }).input,
     ).toStrictEqual([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }]);
-    expect(
-      refusal({
-        messages: [
-          { role: 'user', content: 'Hi' },
-          { role: 'assistant', content: 'Once upon' },
-        ],
-      }),
-    ).toBe(
-      'messages[1]: the request ends with an assistant message (a prefill), and prefill is not supported by ' +
-        'the Responses API; end the request with a user message',
-    );
   });
 
   it('refuses an unknown role', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../errors.js';
-import type { MessagesRequest } from '../protocol/messages.js';
+import type { ContentBlockParam, MessageParam, MessagesRequest } from '../protocol/messages.js';
 import { encodeReasoningSignature } from './reasoning-signature-codec.js';
 import { encodeToolId } from './tool-id-codec.js';
 import { translateResponsesRequest } from './translate-responses-request.js';
@@ -24,6 +24,12 @@ function refusal(fields: Partial<MessagesRequest>): string {
   }
   throw new Error('expected MODEL_EINVAL');
 }
+
+/** An assistant turn calling the weather tool under `id`. */
+const weatherCall = (id: string): MessageParam => ({
+  role: 'assistant',
+  content: [{ type: 'tool_use', id, name: 'get_weather', input: {} }],
+});
 
 const weatherTool = {
   name: 'get_weather',
@@ -240,27 +246,19 @@ describe('translateResponsesRequest', () => {
   });
 
   it('sends tool results with images as input parts, and marks errors', () => {
+    const result: ContentBlockParam = {
+      type: 'tool_result',
+      tool_use_id: 'c1',
+      is_error: true,
+      content: [
+        { type: 'text', text: 'chart' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } },
+      ],
+    };
     const { body } = translateResponsesRequest(
       request({
         tools: [weatherTool],
-        messages: [
-          { role: 'user', content: 'Go' },
-          { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'get_weather', input: {} }] },
-          {
-            role: 'user',
-            content: [
-              {
-                type: 'tool_result',
-                tool_use_id: 'c1',
-                is_error: true,
-                content: [
-                  { type: 'text', text: 'chart' },
-                  { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } },
-                ],
-              },
-            ],
-          },
-        ],
+        messages: [{ role: 'user', content: 'Go' }, weatherCall('c1'), { role: 'user', content: [result] }],
       }),
     );
     expect(body.input.at(-1)).toEqual({
@@ -281,7 +279,7 @@ describe('translateResponsesRequest', () => {
         messages: [
           { role: 'system', content: 'first' },
           { role: 'user', content: 'Go' },
-          { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'get_weather', input: {} }] },
+          weatherCall('c1'),
           { role: 'system', content: 'late' },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'ok' }] },
         ],

@@ -22,6 +22,16 @@ function context(maxOutputTokens?: number): ResponsesContext {
   };
 }
 
+/** The Messages usage of an answer with these counts (no server here reports cache writes). */
+function usage(input: number, output: number, cacheRead = 0) {
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cacheRead,
+  };
+}
+
 /** The `data:` payloads of a recorded `.sse` body, or the lines of a `.chunks.jsonl` file. */
 function recordedEvents(file: string): ResponsesStreamEvent[] {
   const text = readFileSync(new URL(file, FIXTURES), 'utf8');
@@ -120,12 +130,7 @@ describe('translateResponsesResponse', () => {
       source: 'summary',
     });
     expect(message.stop_reason).toBe('tool_use');
-    expect(message.usage).toEqual({
-      input_tokens: 60,
-      output_tokens: 30,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 40,
-    });
+    expect(message.usage).toEqual(usage(60, 30, 40));
   });
 
   it('maps incomplete for max_output_tokens to max_tokens and for content_filter to refusal', () => {
@@ -224,12 +229,7 @@ describe('recorded Responses streams', () => {
       },
     ]);
     expect(message.stop_reason).toBe('tool_use');
-    expect(message.usage).toEqual({
-      input_tokens: 45,
-      output_tokens: 25,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-    });
+    expect(message.usage).toEqual(usage(45, 25));
   });
 
   it('OpenAI gpt-5.1-codex-max: encrypted reasoning rides in the signature and comes back as a reasoning item', () => {
@@ -337,11 +337,6 @@ describe('recorded Responses streams', () => {
     expect(calls).toHaveLength(3);
     expect(calls[2]!.input).toEqual({ city: null });
     expect(message.content[0]).toEqual({ type: 'text', text: '"k' });
-    expect(message.usage).toEqual({
-      input_tokens: 565,
-      output_tokens: 200,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 8,
-    });
+    expect(message.usage).toEqual(usage(565, 200, 8));
   });
 });
