@@ -51,6 +51,7 @@ export interface RequestProblem {
   code: string | null;
 }
 
+/** The request as read, or the problem that refuses it. */
 export type ReadRequestResult = { ok: true; request: MockRequest } | { ok: false; problem: RequestProblem };
 
 /** Where one endpoint's body keeps what the mock reads. */

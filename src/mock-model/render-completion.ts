@@ -23,7 +23,8 @@ export interface CompletionEnvelope {
   promptCharacters: number;
 }
 
-export interface ChatUsage {
+/** The `usage` of a chat completion, as OpenAI reports it. */
+interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
