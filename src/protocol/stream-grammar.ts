@@ -73,18 +73,56 @@ type State =
  * const missing = grammar.end(); // e.g. 'the stream ended without message_stop (block 0 is open)'
  */
 export function createStreamGrammar(): StreamGrammar {
-  let state: State = { name: 'before-start' };
-  let nextIndex = 0;
-  let position = -1;
+  return new StreamGrammarChecker();
+}
 
-  const violation = (type: string, detail: string): string => `event #${position} (${type}): ${detail}`;
+/** The checker: the state the stream is in, and a rule per event type for leaving it. */
+class StreamGrammarChecker implements StreamGrammar {
+  #state: State = { name: 'before-start' };
+  #nextIndex = 0;
+  #position = -1;
 
-  function describeState(): string {
+  accept(event: GrammarEvent): string | undefined {
+    this.#position++;
+    const record = event as Record<string, unknown>;
+    const type = record['type'];
+    if (typeof type !== 'string') return this.#violation(String(type), 'an event needs a string "type"');
+    if (!KNOWN_EVENT_TYPES.has(type)) return undefined;
+    const state = this.#state;
+    if (state.name === 'stopped' || state.name === 'errored') {
+      return this.#violation(
+        type,
+        `no event may follow ${state.name === 'stopped' ? 'message_stop' : 'an error event'}`,
+      );
+    }
+    if (type === 'error') {
+      this.#state = { name: 'errored' };
+      return undefined;
+    }
+    if (state.name === 'before-start') {
+      if (type !== 'message_start') return this.#violation(type, 'the stream must begin with message_start');
+      this.#state = { name: 'between-blocks' };
+      return undefined;
+    }
+    return this.#acceptAfterStart(type, record);
+  }
+
+  end(): string | undefined {
+    if (this.#state.name === 'stopped' || this.#state.name === 'errored') return undefined;
+    return `the stream ended without message_stop (${this.#describeState()})`;
+  }
+
+  #violation(type: string, detail: string): string {
+    return `event #${this.#position} (${type}): ${detail}`;
+  }
+
+  #describeState(): string {
+    const state = this.#state;
     switch (state.name) {
       case 'before-start':
         return 'before message_start';
       case 'between-blocks':
-        return nextIndex === 0 ? 'after message_start' : `after block ${nextIndex - 1} closed`;
+        return this.#nextIndex === 0 ? 'after message_start' : `after block ${this.#nextIndex - 1} closed`;
       case 'in-block':
         return `while block ${state.index} (${state.blockType}) is open`;
       case 'after-message-delta':
@@ -96,116 +134,108 @@ export function createStreamGrammar(): StreamGrammar {
     }
   }
 
-  function accept(event: GrammarEvent): string | undefined {
-    position++;
-    const record = event as Record<string, unknown>;
-    const type = record['type'];
-    if (typeof type !== 'string') return violation(String(type), 'an event needs a string "type"');
-    if (!KNOWN_EVENT_TYPES.has(type)) return undefined;
-    if (state.name === 'stopped' || state.name === 'errored') {
-      return violation(
-        type,
-        `no event may follow ${state.name === 'stopped' ? 'message_stop' : 'an error event'}`,
-      );
-    }
-    if (type === 'error') {
-      state = { name: 'errored' };
-      return undefined;
-    }
-    if (state.name === 'before-start') {
-      if (type !== 'message_start') return violation(type, 'the stream must begin with message_start');
-      state = { name: 'between-blocks' };
-      return undefined;
-    }
-
+  /** A known event other than `error`, after `message_start`. */
+  #acceptAfterStart(type: string, record: Record<string, unknown>): string | undefined {
     switch (type) {
       case 'message_start':
-        return violation(type, `message_start may only come first (got it ${describeState()})`);
+        return this.#violation(type, `message_start may only come first (got it ${this.#describeState()})`);
       case 'ping':
         return undefined;
-      case 'content_block_start': {
-        if (state.name !== 'between-blocks') {
-          return violation(
+      case 'content_block_start':
+        return this.#acceptBlockStart(type, record);
+      case 'content_block_delta':
+        return this.#acceptBlockDelta(type, record);
+      case 'content_block_stop':
+        return this.#acceptBlockStop(type, record);
+      case 'message_delta':
+        return this.#acceptMessageDelta(type, record);
+      case 'message_stop':
+        if (this.#state.name !== 'after-message-delta') {
+          return this.#violation(
             type,
-            `a block may only start when none is open and before message_delta (got it ${describeState()})`,
+            `message_stop must follow message_delta (got it ${this.#describeState()})`,
           );
         }
-        const index = record['index'];
-        if (index !== nextIndex) {
-          return violation(type, `expected index ${nextIndex}, got ${JSON.stringify(index)}`);
-        }
-        const block = record['content_block'];
-        const blockType = isObject(block) ? block['type'] : undefined;
-        if (typeof blockType !== 'string') return violation(type, 'content_block needs a string "type"');
-        state = { name: 'in-block', index: nextIndex, blockType };
+        this.#state = { name: 'stopped' };
         return undefined;
-      }
-      case 'content_block_delta': {
-        if (state.name !== 'in-block') return violation(type, `no block is open (${describeState()})`);
-        const index = record['index'];
-        if (index !== state.index) {
-          return violation(
-            type,
-            `block ${state.index} is open, but the delta is for index ${JSON.stringify(index)}`,
-          );
-        }
-        const delta = record['delta'];
-        const deltaType = isObject(delta) ? delta['type'] : undefined;
-        if (!isObject(delta) || typeof deltaType !== 'string')
-          return violation(type, 'delta needs a string "type"');
-        const rule = DELTA_BLOCK_TYPES.get(deltaType);
-        if (rule === undefined) return undefined;
-        if (!rule.blockTypes.has(state.blockType)) {
-          return violation(
-            type,
-            `a ${deltaType} cannot extend block ${state.index}, a ${state.blockType} block`,
-          );
-        }
-        if (rule.field !== 'citation' && typeof delta[rule.field] !== 'string') {
-          return violation(type, `a ${deltaType} needs a string "${rule.field}"`);
-        }
-        return undefined;
-      }
-      case 'content_block_stop': {
-        if (state.name !== 'in-block') return violation(type, `no block is open (${describeState()})`);
-        const index = record['index'];
-        if (index !== state.index) {
-          return violation(
-            type,
-            `block ${state.index} is open, but the stop is for index ${JSON.stringify(index)}`,
-          );
-        }
-        nextIndex++;
-        state = { name: 'between-blocks' };
-        return undefined;
-      }
-      case 'message_delta': {
-        if (state.name === 'in-block') {
-          return violation(
-            type,
-            `message_delta may only come after every block is closed (block ${state.index} is open)`,
-          );
-        }
-        if (!isObject(record['delta'])) return violation(type, 'message_delta needs a "delta" object');
-        state = { name: 'after-message-delta' };
-        return undefined;
-      }
-      case 'message_stop': {
-        if (state.name !== 'after-message-delta') {
-          return violation(type, `message_stop must follow message_delta (got it ${describeState()})`);
-        }
-        state = { name: 'stopped' };
-        return undefined;
-      }
       default:
         return undefined;
     }
   }
 
-  function end(): string | undefined {
-    if (state.name === 'stopped' || state.name === 'errored') return undefined;
-    return `the stream ended without message_stop (${describeState()})`;
+  #acceptBlockStart(type: string, record: Record<string, unknown>): string | undefined {
+    if (this.#state.name !== 'between-blocks') {
+      return this.#violation(
+        type,
+        `a block may only start when none is open and before message_delta (got it ${this.#describeState()})`,
+      );
+    }
+    const index = record['index'];
+    if (index !== this.#nextIndex) {
+      return this.#violation(type, `expected index ${this.#nextIndex}, got ${JSON.stringify(index)}`);
+    }
+    const block = record['content_block'];
+    const blockType = isObject(block) ? block['type'] : undefined;
+    if (typeof blockType !== 'string') return this.#violation(type, 'content_block needs a string "type"');
+    this.#state = { name: 'in-block', index: this.#nextIndex, blockType };
+    return undefined;
   }
 
-  return { accept, end };
+  #acceptBlockDelta(type: string, record: Record<string, unknown>): string | undefined {
+    const state = this.#state;
+    if (state.name !== 'in-block')
+      return this.#violation(type, `no block is open (${this.#describeState()})`);
+    const index = record['index'];
+    if (index !== state.index) {
+      return this.#violation(
+        type,
+        `block ${state.index} is open, but the delta is for index ${JSON.stringify(index)}`,
+      );
+    }
+    const delta = record['delta'];
+    const deltaType = isObject(delta) ? delta['type'] : undefined;
+    if (!isObject(delta) || typeof deltaType !== 'string')
+      return this.#violation(type, 'delta needs a string "type"');
+    const rule = DELTA_BLOCK_TYPES.get(deltaType);
+    if (rule === undefined) return undefined;
+    if (!rule.blockTypes.has(state.blockType)) {
+      return this.#violation(
+        type,
+        `a ${deltaType} cannot extend block ${state.index}, a ${state.blockType} block`,
+      );
+    }
+    if (rule.field !== 'citation' && typeof delta[rule.field] !== 'string') {
+      return this.#violation(type, `a ${deltaType} needs a string "${rule.field}"`);
+    }
+    return undefined;
+  }
+
+  #acceptBlockStop(type: string, record: Record<string, unknown>): string | undefined {
+    const state = this.#state;
+    if (state.name !== 'in-block')
+      return this.#violation(type, `no block is open (${this.#describeState()})`);
+    const index = record['index'];
+    if (index !== state.index) {
+      return this.#violation(
+        type,
+        `block ${state.index} is open, but the stop is for index ${JSON.stringify(index)}`,
+      );
+    }
+    this.#nextIndex++;
+    this.#state = { name: 'between-blocks' };
+    return undefined;
+  }
+
+  #acceptMessageDelta(type: string, record: Record<string, unknown>): string | undefined {
+    const state = this.#state;
+    if (state.name === 'in-block') {
+      return this.#violation(
+        type,
+        `message_delta may only come after every block is closed (block ${state.index} is open)`,
+      );
+    }
+    if (!isObject(record['delta'])) return this.#violation(type, 'message_delta needs a "delta" object');
+    this.#state = { name: 'after-message-delta' };
+    return undefined;
+  }
 }

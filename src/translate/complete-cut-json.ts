@@ -37,114 +37,190 @@ type Expectation =
  *   not the beginning of a JSON object (then no suffix can make it one).
  */
 export function completeCutJson(text: string): string | undefined {
-  // Each open container; an object keeps the keys it has, so a repair never overwrites one.
-  const containers: ({ kind: 'object'; keys: Set<string> } | { kind: 'array' })[] = [];
-  let expectation: Expectation = 'root';
-  /** Inside a string: whether it is a key, and how far an escape has got. */
-  let string: { isKey: boolean; start: number; escape: 'none' | 'backslash' | number } | undefined;
-  /** A number or literal being read. */
-  let scalar = '';
-
-  const afterValue = (): Expectation => (containers.length === 0 ? 'done' : 'comma-or-end');
-
+  const scanner = new CutJsonScanner(text);
   for (let position = 0; position < text.length; position++) {
-    const character = text[position]!;
-    if (string !== undefined) {
-      if (string.escape === 'backslash') {
-        if (character === 'u') string.escape = 0;
-        else if ('"\\/bfnrt'.includes(character)) string.escape = 'none';
-        else return undefined;
-      } else if (typeof string.escape === 'number') {
-        if (!/[0-9a-fA-F]/.test(character)) return undefined;
-        string.escape = string.escape === 3 ? 'none' : string.escape + 1;
-      } else if (character === '\\') {
-        string.escape = 'backslash';
-      } else if (character === '"') {
-        if (string.isKey) {
-          expectation = 'colon';
-          const innermost = containers.at(-1);
-          if (innermost?.kind === 'object') {
-            innermost.keys.add(JSON.parse(text.slice(string.start, position + 1)) as string);
-          }
-        } else {
-          expectation = afterValue();
-        }
-        string = undefined;
-      }
-      continue;
-    }
-    if (scalar !== '') {
+    if (!scanner.read(position)) return undefined;
+  }
+  return scanner.suffix();
+}
+
+/** An open array or object; an object keeps the keys it has, so a repair never overwrites one. */
+type Container = { kind: 'object'; keys: Set<string> } | { kind: 'array' };
+
+/** A string being read: whether it is a key, where it began, and how far an escape has got. */
+interface OpenString {
+  isKey: boolean;
+  start: number;
+  escape: 'none' | 'backslash' | number;
+}
+
+/** Reads a cut JSON text one character at a time, then says what completes it. */
+class CutJsonScanner {
+  readonly #text: string;
+  /** Each open container, outermost first. */
+  readonly #containers: Container[] = [];
+  #expectation: Expectation = 'root';
+  #string: OpenString | undefined;
+  /** A number or literal being read. */
+  #scalar = '';
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** Reads the character at `position`; `false` when the text cannot be the beginning of a JSON object. */
+  read(position: number): boolean {
+    const character = this.#text[position]!;
+    if (this.#string !== undefined) return this.#readInString(character, position);
+    if (this.#scalar !== '') {
       if (/[0-9a-z.+-]/i.test(character)) {
-        scalar += character;
-        continue;
+        this.#scalar += character;
+        return true;
       }
-      if (!isCompleteScalar(scalar)) return undefined;
-      scalar = '';
-      expectation = afterValue();
+      if (!isCompleteScalar(this.#scalar)) return false;
+      this.#scalar = '';
+      this.#expectation = this.#afterValue();
     }
-    if (/\s/.test(character)) continue;
-    switch (expectation) {
+    if (/\s/.test(character)) return true;
+    return this.#readToken(character, position);
+  }
+
+  /** The suffix that completes what was read, or `undefined` when nothing can. */
+  suffix(): string | undefined {
+    let suffix = '';
+    if (this.#string !== undefined) {
+      suffix += this.#closeString(this.#string);
+    } else if (this.#scalar !== '') {
+      const completion = finishScalar(this.#scalar);
+      if (completion === undefined) return undefined;
+      suffix += completion;
+      this.#expectation = this.#afterValue();
+    }
+    const filler = this.#fillExpectation();
+    if (filler === undefined) return undefined;
+    suffix += filler;
+    for (let index = this.#containers.length - 1; index >= 0; index--) {
+      suffix += this.#containers[index]!.kind === 'object' ? '}' : ']';
+    }
+    return suffix;
+  }
+
+  #afterValue(): Expectation {
+    return this.#containers.length === 0 ? 'done' : 'comma-or-end';
+  }
+
+  /** The keys the innermost container has (none for an array or at the top level). */
+  #takenKeys(): Set<string> {
+    const innermost = this.#containers.at(-1);
+    return innermost?.kind === 'object' ? innermost.keys : new Set<string>();
+  }
+
+  #readInString(character: string, position: number): boolean {
+    const string = this.#string!;
+    if (string.escape === 'backslash') {
+      if (character === 'u') string.escape = 0;
+      else if ('"\\/bfnrt'.includes(character)) string.escape = 'none';
+      else return false;
+    } else if (typeof string.escape === 'number') {
+      if (!/[0-9a-fA-F]/.test(character)) return false;
+      string.escape = string.escape === 3 ? 'none' : string.escape + 1;
+    } else if (character === '\\') {
+      string.escape = 'backslash';
+    } else if (character === '"') {
+      if (string.isKey) {
+        this.#expectation = 'colon';
+        const innermost = this.#containers.at(-1);
+        if (innermost?.kind === 'object') {
+          innermost.keys.add(JSON.parse(this.#text.slice(string.start, position + 1)) as string);
+        }
+      } else {
+        this.#expectation = this.#afterValue();
+      }
+      this.#string = undefined;
+    }
+    return true;
+  }
+
+  /** Reads a character outside strings and scalars, as what the scanner expects there allows. */
+  #readToken(character: string, position: number): boolean {
+    switch (this.#expectation) {
       case 'root':
-        if (character !== '{') return undefined;
-        containers.push({ kind: 'object', keys: new Set() });
-        expectation = 'key-or-end';
-        break;
+        if (character !== '{') return false;
+        this.#containers.push({ kind: 'object', keys: new Set() });
+        this.#expectation = 'key-or-end';
+        return true;
       case 'done':
-        return undefined;
+        return false;
       case 'key-or-end':
       case 'key':
-        if (character === '"') string = { isKey: true, start: position, escape: 'none' };
-        else if (character === '}' && expectation === 'key-or-end') {
-          containers.pop();
-          expectation = afterValue();
-        } else return undefined;
-        break;
+        return this.#readKeyOrEnd(character, position);
       case 'colon':
-        if (character !== ':') return undefined;
-        expectation = 'value';
-        break;
+        if (character !== ':') return false;
+        this.#expectation = 'value';
+        return true;
       case 'value':
       case 'value-or-end':
-        if (character === ']' && expectation === 'value-or-end') {
-          containers.pop();
-          expectation = afterValue();
-        } else {
-          const next = startValue(character);
-          if (next === undefined) return undefined;
-          expectation = next;
-        }
-        break;
-      case 'comma-or-end': {
-        const innermost = containers.at(-1)?.kind;
-        if (character === ',') expectation = innermost === 'object' ? 'key' : 'value';
-        else if (character === '}' && innermost === 'object') {
-          containers.pop();
-          expectation = afterValue();
-        } else if (character === ']' && innermost === 'array') {
-          containers.pop();
-          expectation = afterValue();
-        } else return undefined;
-        break;
-      }
+        return this.#readValueOrEnd(character);
+      case 'comma-or-end':
+        return this.#readCommaOrEnd(character);
       default: {
-        const unknown: never = expectation;
+        const unknown: never = this.#expectation;
         return unknown;
       }
     }
   }
 
-  /** Starts the value `character` opens; returns what comes next, or `undefined` for no value. */
-  function startValue(character: string): Expectation | undefined {
+  #readKeyOrEnd(character: string, position: number): boolean {
     if (character === '"') {
-      string = { isKey: false, start: 0, escape: 'none' };
+      this.#string = { isKey: true, start: position, escape: 'none' };
+      return true;
+    }
+    if (character !== '}' || this.#expectation !== 'key-or-end') return false;
+    this.#closeContainer();
+    return true;
+  }
+
+  #readValueOrEnd(character: string): boolean {
+    if (character === ']' && this.#expectation === 'value-or-end') {
+      this.#closeContainer();
+      return true;
+    }
+    const next = this.#startValue(character);
+    if (next === undefined) return false;
+    this.#expectation = next;
+    return true;
+  }
+
+  #readCommaOrEnd(character: string): boolean {
+    const innermost = this.#containers.at(-1)?.kind;
+    if (character === ',') {
+      this.#expectation = innermost === 'object' ? 'key' : 'value';
+      return true;
+    }
+    if ((character === '}' && innermost === 'object') || (character === ']' && innermost === 'array')) {
+      this.#closeContainer();
+      return true;
+    }
+    return false;
+  }
+
+  #closeContainer(): void {
+    this.#containers.pop();
+    this.#expectation = this.#afterValue();
+  }
+
+  /** Starts the value `character` opens; returns what comes next, or `undefined` for no value. */
+  #startValue(character: string): Expectation | undefined {
+    if (character === '"') {
+      this.#string = { isKey: false, start: 0, escape: 'none' };
     } else if (character === '{') {
-      containers.push({ kind: 'object', keys: new Set() });
+      this.#containers.push({ kind: 'object', keys: new Set() });
       return 'key-or-end';
     } else if (character === '[') {
-      containers.push({ kind: 'array' });
+      this.#containers.push({ kind: 'array' });
       return 'value-or-end';
     } else if (/[-0-9tfn]/.test(character)) {
-      scalar = character;
+      this.#scalar = character;
     } else {
       return undefined;
     }
@@ -152,61 +228,51 @@ export function completeCutJson(text: string): string | undefined {
     return 'value';
   }
 
-  let suffix = '';
-  if (string !== undefined) {
+  /** What closes an open string: its dangling escape finished, the quote, and for a key a `null` value. */
+  #closeString(string: OpenString): string {
+    let suffix = '';
     if (string.escape === 'backslash') suffix += '\\';
     else if (typeof string.escape === 'number') suffix += '0'.repeat(4 - string.escape);
-    if (string.isKey) {
-      // A cut key is still open, so it can be lengthened: when what was written of it names a key the
-      // object already has, underscores keep the repair from overwriting that member.
-      const written = JSON.parse(`${text.slice(string.start)}${suffix}"`) as string;
-      const innermost = containers.at(-1);
-      const taken = innermost?.kind === 'object' ? innermost.keys : new Set<string>();
-      let extra = '';
-      while (taken.has(written + extra)) extra += '_';
-      suffix += `${extra}":null`;
-      expectation = 'comma-or-end';
-    } else {
-      suffix += '"';
-      expectation = afterValue();
+    if (!string.isKey) {
+      this.#expectation = this.#afterValue();
+      return `${suffix}"`;
     }
-  } else if (scalar !== '') {
-    const completion = finishScalar(scalar);
-    if (completion === undefined) return undefined;
-    suffix += completion;
-    expectation = afterValue();
+    // A cut key is still open, so it can be lengthened: when what was written of it names a key the
+    // object already has, underscores keep the repair from overwriting that member.
+    const written = JSON.parse(`${this.#text.slice(string.start)}${suffix}"`) as string;
+    const taken = this.#takenKeys();
+    let extra = '';
+    while (taken.has(written + extra)) extra += '_';
+    this.#expectation = 'comma-or-end';
+    return `${suffix}${extra}":null`;
   }
-  switch (expectation) {
-    case 'root':
-      return undefined;
-    case 'colon':
-      suffix += ':null';
-      break;
-    case 'value':
-      suffix += 'null';
-      break;
-    case 'key': {
-      const innermost = containers.at(-1);
-      const taken = innermost?.kind === 'object' ? innermost.keys : new Set<string>();
-      let key = '';
-      while (taken.has(key)) key += '_';
-      suffix += `${JSON.stringify(key)}:null`;
-      break;
-    }
-    case 'done':
-    case 'key-or-end':
-    case 'value-or-end':
-    case 'comma-or-end':
-      break;
-    default: {
-      const unknown: never = expectation;
-      return unknown;
+
+  /** What fills the position the text was cut at, or `undefined` when the text held no object at all. */
+  #fillExpectation(): string | undefined {
+    switch (this.#expectation) {
+      case 'root':
+        return undefined;
+      case 'colon':
+        return ':null';
+      case 'value':
+        return 'null';
+      case 'key': {
+        const taken = this.#takenKeys();
+        let key = '';
+        while (taken.has(key)) key += '_';
+        return `${JSON.stringify(key)}:null`;
+      }
+      case 'done':
+      case 'key-or-end':
+      case 'value-or-end':
+      case 'comma-or-end':
+        return '';
+      default: {
+        const unknown: never = this.#expectation;
+        return unknown;
+      }
     }
   }
-  for (let index = containers.length - 1; index >= 0; index--) {
-    suffix += containers[index]!.kind === 'object' ? '}' : ']';
-  }
-  return suffix;
 }
 
 const LITERALS = ['true', 'false', 'null'];
