@@ -74,10 +74,11 @@ export function chatRequest(
   const { dialect } = config;
   // The transport's model mapping has already put the upstream model (TPX_MODEL among its rules) here.
   const model = request.model;
-  const options: TranslateRequestOptions = {};
-  options.model = model;
-  options.maxTokensField = config.maxTokensField ?? dialect.maxTokensField;
-  options.dialect = dialect;
+  const options: TranslateRequestOptions = {
+    model,
+    maxTokensField: config.maxTokensField ?? dialect.maxTokensField,
+    dialect,
+  };
   const translated = translateRequest({ ...request, stream: streaming }, options);
   const body = applyDialectToRequest(dialect, translated.body);
   return {

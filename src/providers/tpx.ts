@@ -75,7 +75,14 @@ const WIRES: Readonly<Record<TpxWire, Wire>> = {
 
 /** Creates the OpenAI-compatible provider. */
 export function createTpxProvider(config: TpxConfig): Provider {
-  const wireConfig: WireConfig = { ...config, dialect: config.dialect ?? DIALECTS['openai-generic'] };
+  const wireConfig: WireConfig = {
+    baseUrl: config.baseUrl,
+    model: config.model,
+    generateId: config.generateId,
+    dialect: config.dialect ?? DIALECTS['openai-generic'],
+    azureApiVersion: config.azureApiVersion,
+    maxTokensField: config.maxTokensField,
+  };
   const wire = WIRES[config.wire ?? 'chat'];
   const { tokens } = config;
   const posterFor = (context: AttemptContext, report: ReportResponse): PostJson =>
