@@ -12,7 +12,7 @@ import { validateStreamEvent } from './protocol/validate-messages.js';
 
 describe('TransportError', () => {
   // The code table of DESIGN.md ("Contracts that tests and users rely on"), with the Messages error type
-  // that goes with each status (PROTOCOLS.md A.8). MODEL_EHTTP and MODEL_ECONFIG have no status of their
+  // that goes with each status (docs/protocol.md A.8). MODEL_EHTTP and MODEL_ECONFIG have no status of their
   // own: an upstream's status is passed in, and a configuration error never reaches the wire.
   const defaults: [TransportErrorCode, number, MessagesErrorType][] = [
     ['MODEL_EAUTH', 401, 'authentication_error'],
@@ -140,7 +140,7 @@ describe('isTransportError', () => {
 });
 
 describe('errorTypeForStatus', () => {
-  // PROTOCOLS.md A.8 (Anthropic's statuses) and D.7 (an OpenAI-compatible upstream's).
+  // docs/protocol.md A.8 (Anthropic's statuses) and D.7 (an OpenAI-compatible upstream's).
   const table: [number, MessagesErrorType][] = [
     [400, 'invalid_request_error'],
     [422, 'invalid_request_error'],

@@ -136,7 +136,7 @@ export function isTransportError(value: unknown): value is TransportError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
-/** The Messages error type for an HTTP status (Anthropic's own table, PROTOCOLS.md A.8 / D.7). */
+/** The Messages error type for an HTTP status (Anthropic's own table, docs/protocol.md A.8 / D.7). */
 export function errorTypeForStatus(status: number): MessagesErrorType {
   switch (status) {
     case 400:

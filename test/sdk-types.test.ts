@@ -45,7 +45,7 @@ type Structural<T> = unknown extends T
       ? T
       : { [K in keyof T]: Structural<T[K]> };
 
-/** The SDK type with the fields real responses omit made optional (PROTOCOLS.md A.4). */
+/** The SDK type with the fields real responses omit made optional (docs/protocol.md A.4). */
 type WithOptional<T, Keys extends keyof T> = Omit<T, Keys> & Partial<Pick<T, Keys>>;
 
 // ---------------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ type SdkToolset = Sdk.BrowserToolset20260801 | Sdk.ComputerToolset20260801;
 
 /**
  * The SDK's `tool_use` block with `input` as the protocol defines it. The SDK types `input` as `unknown`;
- * the protocol says a JSON object (PROTOCOLS.md A.2/A.4), and our validator rejects anything else, so our
+ * the protocol says a JSON object (docs/protocol.md A.2/A.4), and our validator rejects anything else, so our
  * type is stricter on purpose.
  */
 type SdkToolUseBlockParamWithObjectInput = Omit<Sdk.ToolUseBlockParam, 'input'> & {
@@ -160,7 +160,7 @@ describe('requests built with the SDK types are accepted by ours', () => {
 /**
  * Fields the SDK declares required (and nullable) that real responses leave out: `container`,
  * `stop_details`, `diagnostics` on a message, `caller` on a tool_use block, and the newer usage fields
- * (PROTOCOLS.md A.4, A.6; FX:reference-anthropic/vercel/sonnet-4.5.text.json has none of them). Our
+ * (docs/protocol.md A.4, A.6; src/protocol/__fixtures__/reference-anthropic/vercel/sonnet-4.5.text.json has none of them). Our
  * types leave them out too; an SDK client reads them as `undefined`.
  */
 type SdkClassicUsage = WithOptional<
@@ -258,7 +258,7 @@ describe('messages we deliver are SDK messages where the two describe the same t
       >()<OurEvent<'message_delta'>>(),
     ).toBe(true);
     expect(assignableTo<SdkEvent<'message_stop'>>()<OurEvent<'message_stop'>>()).toBe(true);
-    // @ts-expect-error -- `ping` is a Messages stream event (PROTOCOLS.md A.7), but not in the SDK's
+    // @ts-expect-error -- `ping` is a Messages stream event (docs/protocol.md A.7), but not in the SDK's
     // `RawMessageStreamEvent`: the SDK's stream reader skips it.
     expect(assignableTo<Sdk.RawMessageStreamEvent>()<Ours.PingEvent>()).toBe(true);
   });

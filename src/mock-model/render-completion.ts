@@ -1,6 +1,6 @@
 /**
  * Renders one planned answer of the mock model on the wire, the way OpenAI does: as a
- * `chat.completion` body, or as `chat.completion.chunk`s for a stream (PROTOCOLS.md B.3, B.4).
+ * `chat.completion` body, or as `chat.completion.chunk`s for a stream (docs/protocol.md B.3, B.4).
  *
  * A stream is: a first chunk carrying `role` (merged with the first tool-call header when the answer
  * starts with a tool call, as OpenAI does), reasoning and text split into word-sized deltas, each tool

@@ -1,7 +1,7 @@
 /**
  * The OpenAI Chat Completions protocol as OpenAI-compatible servers speak it: the request we build, and
  * the response, stream chunk and error body we receive (typed loosely: real servers add and omit
- * fields; see PROTOCOLS.md Part C). Run-time validators live in `validate-chat-completions.ts`.
+ * fields; see docs/protocol.md Part C). Run-time validators live in `validate-chat-completions.ts`.
  *
  * @module
  */

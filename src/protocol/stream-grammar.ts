@@ -1,5 +1,5 @@
 /**
- * A checker for the order of Messages stream events (PROTOCOLS.md A.7):
+ * A checker for the order of Messages stream events (docs/protocol.md A.7):
  *
  * ```
  * message_start

@@ -1,6 +1,6 @@
 /**
  * Run-time validators for what OpenAI-compatible servers send back. They check only the fields the
- * translator reads, with the looseness real servers need (PROTOCOLS.md Part C): nulls where the spec says
+ * translator reads, with the looseness real servers need (docs/protocol.md Part C): nulls where the spec says
  * absent, missing `index`/`id`/`type`, arguments as objects, extra keys everywhere.
  *
  * @module

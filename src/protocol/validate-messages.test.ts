@@ -44,7 +44,7 @@ function baseRequest(): Record<string, unknown> {
   };
 }
 
-/** A request shaped like the ones current agent CLIs and SDK 1.x send (PROTOCOLS.md A.1–A.3). */
+/** A request shaped like the ones current agent CLIs and SDK 1.x send (docs/protocol.md A.1–A.3). */
 function agentRequest(): Record<string, unknown> {
   return {
     model: 'claude-opus-4-8',

@@ -59,7 +59,7 @@ function protocolError(message: string): TransportError {
 /**
  * The event one server-sent event carries, valid; `undefined` for one to skip (no data, or a type the
  * protocol added later). An `error` event is thrown as the error it carries: retried like the status it
- * stands for when nothing reached the caller yet (an overloaded_error first is a 529, PROTOCOLS.md A.7);
+ * stands for when nothing reached the caller yet (an overloaded_error first is a 529, docs/protocol.md A.7);
  * the transport never retries once events were delivered.
  */
 function readEvent(sse: SseMessage): MessageStreamEvent | undefined {

@@ -35,7 +35,7 @@ export async function countTpxTokens(
     const counted = await countOnServer(request, config, send, context);
     if (counted !== undefined) return { input_tokens: counted };
   }
-  // Most OpenAI-compatible servers have no counting endpoint (PROTOCOLS.md D.9).
+  // Most OpenAI-compatible servers have no counting endpoint (docs/protocol.md D.9).
   const countText = await loadTokenCounter();
   // Counted in slices with the loop given back in between: one request must not freeze the others.
   return { input_tokens: await estimateInputTokensInSlices(request, countText) };

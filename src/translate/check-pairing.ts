@@ -2,7 +2,7 @@
  * Stateless checks of tool_use / tool_result pairing over a request's history, and the turn merging
  * both the check and the request translation start from.
  *
- * The rules (Anthropic's own, PROTOCOLS.md A.2; DESIGN.md `PairingInv`), applied after merging
+ * The rules (Anthropic's own, docs/protocol.md A.2; DESIGN.md `PairingInv`), applied after merging
  * consecutive same-role messages, and skipping `role:"system"` messages when deciding which turn comes
  * next:
  *

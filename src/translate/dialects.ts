@@ -1,6 +1,6 @@
 /**
  * Dialect profiles: the small, declarative differences between "OpenAI-compatible" servers that the
- * common translator does not paper over by itself (PROTOCOLS.md Part C). Pure data and small pure
+ * common translator does not paper over by itself (docs/protocol.md Part C). Pure data and small pure
  * functions: no I/O, no environment.
  *
  * A profile never forks the translator. It says which optional fields a server accepts (strict servers

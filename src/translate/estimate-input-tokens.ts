@@ -1,6 +1,6 @@
 /**
  * A conservative estimate of a Messages request's input tokens, for `count_tokens` on the `tpx` path,
- * where the upstream has no counting endpoint (PROTOCOLS.md D.9).
+ * where the upstream has no counting endpoint (docs/protocol.md D.9).
  *
  * Clients use the count to decide when to compact a conversation, so an under-estimate is the expensive
  * mistake: the context overflows upstream. The estimate therefore leans high on purpose:

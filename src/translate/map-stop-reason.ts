@@ -1,5 +1,5 @@
 /**
- * Maps a Chat Completions `finish_reason` to a Messages `stop_reason` (PROTOCOLS.md D.5).
+ * Maps a Chat Completions `finish_reason` to a Messages `stop_reason` (docs/protocol.md D.5).
  *
  * @module
  */

@@ -10,7 +10,7 @@ const fixture = (path: string): string => readFileSync(new URL(path, FIXTURES), 
 const openAiBody = (message: string, code: string | null = null, type = 'invalid_request_error'): string =>
   JSON.stringify({ error: { message, type, param: null, code } });
 
-describe('mapUpstreamError: statuses (PROTOCOLS.md D.7)', () => {
+describe('mapUpstreamError: statuses (docs/protocol.md D.7)', () => {
   it.each([
     // [upstream status, body code, expected status, expected type, retryable]
     [400, null, 400, 'invalid_request_error', false],

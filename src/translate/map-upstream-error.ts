@@ -1,7 +1,7 @@
 /**
  * Maps what a provider answers instead of a response — an error status with a body — to a
  * `TransportError` (`MODEL_EHTTP`, or `MODEL_EAUTH` for a 401) whose `body` is a Messages error body
- * (PROTOCOLS.md A.8, B.5, D.7, and the loose error bodies of Part C quirks 17, 18 and 22). An error
+ * (docs/protocol.md A.8, B.5, D.7, and the loose error bodies of Part C quirks 17, 18 and 22). An error
  * object inside an HTTP 200 stream is `map-stream-error-object.ts`'s.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * Maps Chat Completions `usage` to Messages `usage` (PROTOCOLS.md D.6).
+ * Maps Chat Completions `usage` to Messages `usage` (docs/protocol.md D.6).
  *
  * @module
  */

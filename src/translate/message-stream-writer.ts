@@ -1,7 +1,7 @@
 /**
  * The Messages side of stream translation, shared by both wires' decoders (the Chat Completions chunk
  * decoder `StreamTranslator`, the Responses event decoder `ResponsesStreamTranslator`): it writes the
- * Messages stream events (PROTOCOLS.md A.7) while a decoder reads its wire. I/O-free.
+ * Messages stream events (docs/protocol.md A.7) while a decoder reads its wire. I/O-free.
  *
  * It keeps the rules every translated stream obeys, whatever the wire:
  *

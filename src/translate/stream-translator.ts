@@ -1,5 +1,5 @@
 /**
- * Translates a Chat Completions stream (parsed chunks) into Messages stream events (PROTOCOLS.md D.4):
+ * Translates a Chat Completions stream (parsed chunks) into Messages stream events (docs/protocol.md D.4):
  * the Chat Completions chunk decoder, an explicit, I/O-free state machine, `StreamTranslator`
  * (`translateStream` drives it over an async iterable). It reads the chunks; the Messages events are
  * written by the stream writer both wires share (`MessageStreamWriter`: one open block at a time, tool

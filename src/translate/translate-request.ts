@@ -1,5 +1,5 @@
 /**
- * Request translation, Messages → Chat Completions (PROTOCOLS.md D.1 and D.2; the full rule tables are
+ * Request translation, Messages → Chat Completions (docs/protocol.md D.1 and D.2; the full rule tables are
  * in docs/translation.md): the shared Messages-side step (`prepareRequest`) for the Chat Completions wire
  * (`chatRequestWire`), then the Chat Completions encoder (`encodeChatRequest`). A pure function: no I/O,
  * no environment, no clock.

@@ -1,5 +1,5 @@
 /**
- * Translates a non-streaming Chat Completions response into a Messages `message` (PROTOCOLS.md D.3): the
+ * Translates a non-streaming Chat Completions response into a Messages `message` (docs/protocol.md D.3): the
  * Chat Completions decoder of whole answers; the message around the blocks is `assembleMessage`'s. Pure:
  * no I/O, no clock; fresh ids come from the caller's `generateId`.
  *

@@ -1,6 +1,6 @@
 /**
  * Drives a stream translation over an upstream stream, one body chunk at a time: the Chat Completions
- * state machine (`StreamTranslator`, PROTOCOLS.md D.4) through {@link chatStreamSteps}, or any other wire's
+ * state machine (`StreamTranslator`, docs/protocol.md D.4) through {@link chatStreamSteps}, or any other wire's
  * translator through its own {@link StreamSteps}. Pure: the input is an async iterable of parsed items,
  * the output the Messages events to send; reading the upstream is the caller's.
  *

@@ -88,7 +88,7 @@ describe('tpx serve in front of Anthropic', () => {
 
   it('sends the client bytes, version, beta header and query upstream with the start-up key only', async () => {
     upstream.push(step.json(textMessage()));
-    // Claude Code calls `/v1/messages?beta=true` with an `anthropic-beta` header (PROTOCOLS.md A.0).
+    // Claude Code calls `/v1/messages?beta=true` with an `anthropic-beta` header (docs/protocol.md A.0).
     await client().messages.create(HELLO, {
       query: { beta: 'true' },
       headers: { 'anthropic-beta': 'tools-2099-01-01' },

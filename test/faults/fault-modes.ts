@@ -904,7 +904,7 @@ export const FAULT_MODES: readonly FaultMode[] = [
     name: 'status-408',
     upstream: 'answers 408',
     script: errorAnswer(408, 'timeout_error', openAiError('timeout', 'request timed out')),
-    // A Messages error body keeps the upstream status; an OpenAI one is mapped to 504 (PROTOCOLS.md D.7).
+    // A Messages error body keeps the upstream status; an OpenAI one is mapped to 504 (docs/protocol.md D.7).
     expected: {
       send: { anthropic: http(408, 'timeout_error', 2), tpx: http(504, 'timeout_error', 2) },
       stream: { anthropic: http(408, 'timeout_error', 2), tpx: http(504, 'timeout_error', 2) },
