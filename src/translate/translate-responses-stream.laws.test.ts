@@ -8,15 +8,19 @@
  * (c) tool ids survive as the tool-id codec's image of the `call_id`s, and reasoning signatures restore
  *     the reasoning items.
  */
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isTransportError, type TransportError } from '../errors.js';
 import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
-import type { MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
-import { createStreamGrammar } from '../protocol/stream-grammar.js';
-import { validateStreamEvent } from '../protocol/validate-messages.js';
+import {
+  assertStreamAgreesWithWhole,
+  cutAtRandom,
+  expectLawfulStream,
+  toolInputs,
+  upstreamToolNames,
+  runTranslator,
+  type TranslatorRun,
+} from '../../test/helpers/stream-laws.js';
 import { decodeReasoningSignature } from './reasoning-signature-codec.js';
 import { decodeToolId, encodeToolIds } from './tool-id-codec.js';
 import { translateResponsesResponse, type ResponsesContext } from './translate-responses-response.js';
@@ -33,48 +37,15 @@ function context(maxOutputTokens?: number): ResponsesContext {
 }
 
 /** Runs the state machine; any exception other than a TransportError escapes and fails the property. */
-function run(
-  items: readonly unknown[],
-  maxOutputTokens?: number,
-): { events: MessageStreamEvent[]; error: TransportError | undefined } {
+function run(items: readonly unknown[], maxOutputTokens?: number): TranslatorRun {
   const translator = new ResponsesStreamTranslator(context(maxOutputTokens));
-  const events: MessageStreamEvent[] = [...translator.start()];
-  try {
+  return runTranslator(translator.start(), (emit) => {
     for (const item of items) {
-      events.push(...translator.push(item as ResponsesStreamEvent));
+      emit(translator.push(item as ResponsesStreamEvent));
       if (translator.isFinished) break;
     }
-    events.push(...translator.end());
-    return { events, error: undefined };
-  } catch (error) {
-    if (!isTransportError(error)) throw error;
-    return { events, error };
-  }
-}
-
-function grammarVerdict(events: readonly MessageStreamEvent[]): {
-  violation: string | undefined;
-  end: string | undefined;
-} {
-  const grammar = createStreamGrammar();
-  for (const event of events) {
-    const validation = validateStreamEvent(event);
-    if (!validation.ok) return { violation: validation.message, end: undefined };
-    const violation = grammar.accept(event);
-    if (violation !== undefined) return { violation, end: undefined };
-  }
-  return { violation: undefined, end: grammar.end() };
-}
-
-async function sdkFinalMessage(events: readonly MessageStreamEvent[]): Promise<Record<string, unknown>> {
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const event of events) controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`));
-      controller.close();
-    },
+    emit(translator.end());
   });
-  return (await MessageStream.fromReadableStream(body).finalMessage()) as unknown as Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -190,24 +161,7 @@ describe('law (a): any event sequence gives a valid Messages stream or a Transpo
         fc.array(eventArbitrary, { maxLength: 25 }),
         fc.option(fc.integer({ min: 1, max: 400 }), { nil: undefined }),
         (items, maxOutputTokens) => {
-          const { events, error } = run(items, maxOutputTokens);
-          const verdict = grammarVerdict(events);
-          expect(verdict.violation).toBeUndefined();
-          if (error !== undefined) {
-            expect(events.map((event) => event.type)).not.toContain('message_stop');
-            return;
-          }
-          expect(verdict.end).toBeUndefined();
-          expect(events.at(-1)).toEqual({ type: 'message_stop' });
-          const ids = events.flatMap((event) =>
-            event.type === 'content_block_start' && event.content_block.type === 'tool_use'
-              ? [(event.content_block as { id: string }).id]
-              : [],
-          );
-          expect(new Set(ids).size).toBe(ids.length);
-          for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
-          // Tool input is sent whole and checked first: the strict accumulator always parses it.
-          expect(() => accumulateStream(events)).not.toThrow();
+          expectLawfulStream(run(items, maxOutputTokens));
         },
       ),
       { numRuns: 3000 },
@@ -252,10 +206,6 @@ interface AnswerSpec {
   cutFraction: number;
 }
 
-const jsonObject = fc
-  .dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>);
-
 function itemSpec(
   callIds: fc.Arbitrary<string | undefined>,
   names: fc.Arbitrary<string>,
@@ -287,7 +237,7 @@ function itemSpec(
       id: fc.stringMatching(/^fc_[a-z0-9]{1,6}$/),
       callId: callIds,
       name: names,
-      input: jsonObject,
+      input: toolInputs,
       pretty: fc.boolean(),
     }),
   );
@@ -406,22 +356,6 @@ function responseOf(spec: AnswerSpec): ResponsesResponse {
   };
 }
 
-function cut(text: string, random: fc.GeneratorValue): string[] {
-  if (text === '') return [];
-  const points = random(() =>
-    fc.array(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 4 }),
-  );
-  const sorted = [...new Set(points.filter((point) => point < text.length))].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let start = 0;
-  for (const point of sorted) {
-    pieces.push(text.slice(start, point));
-    start = point;
-  }
-  pieces.push(text.slice(start));
-  return pieces;
-}
-
 /** The events a server could have streamed for this answer, deltas cut at random. */
 function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamEvent[] {
   const response = responseOf(spec);
@@ -452,7 +386,7 @@ function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamE
     switch (item.kind) {
       case 'reasoning':
         item.summary.forEach((text, summaryIndex) => {
-          for (const piece of cut(text, random))
+          for (const piece of cutAtRandom(text, random))
             add(
               {
                 type: 'response.reasoning_summary_text.delta',
@@ -465,7 +399,7 @@ function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamE
         });
         if (item.summary.length === 0) {
           item.content.forEach((text, contentIndex) => {
-            for (const piece of cut(text, random))
+            for (const piece of cutAtRandom(text, random))
               add(
                 {
                   type: 'response.reasoning_text.delta',
@@ -480,7 +414,7 @@ function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamE
         break;
       case 'message':
         item.parts.forEach((part, contentIndex) => {
-          for (const piece of cut(part.text, random))
+          for (const piece of cutAtRandom(part.text, random))
             add(
               {
                 type: part.refusal ? 'response.refusal.delta' : 'response.output_text.delta',
@@ -493,7 +427,7 @@ function eventsOf(spec: AnswerSpec, random: fc.GeneratorValue): ResponsesStreamE
         });
         break;
       case 'function_call':
-        for (const piece of cut(argumentsOf(item), random))
+        for (const piece of cutAtRandom(argumentsOf(item), random))
           add({ type: 'response.function_call_arguments.delta', ...idField, delta: piece }, outputIndex);
         if (spec.announces)
           add(
@@ -512,39 +446,19 @@ const callIds = fc.oneof(
   fc.constantFrom('call_1', 'call_2', 'dup', 'dup', undefined, 'functions.read:0', 'tpx_e'),
   fc.stringMatching(/^call_[A-Za-z0-9]{1,12}$/),
 );
-const names = fc.oneof(
-  fc.constantFrom('read', 'up_write', 'get_weather'),
-  fc.stringMatching(/^[a-z_]{1,10}$/),
-);
 
 describe('law (b): streaming and non-streaming translations agree', () => {
   it('accumulates the translated stream into exactly the translated response, also in the official SDK', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        answerSpec(fc.array(itemSpec(callIds, names), { maxLength: 5 })),
-        fc.gen(),
-        async (spec, random) => {
-          const expected = translateResponsesResponse(responseOf(spec), context());
-          const { events, error } = run(eventsOf(spec, random));
-          expect(error).toBeUndefined();
-          expect(grammarVerdict(events)).toEqual({ violation: undefined, end: undefined });
-          expect(accumulateStream(events)).toEqual(expected);
-
-          const sdk = await sdkFinalMessage(events);
-          expect({ content: sdk['content'], stop_reason: sdk['stop_reason'], usage: sdk['usage'] }).toEqual({
-            content: expected.content,
-            stop_reason: expected.stop_reason,
-            usage: expected.usage,
-          });
-        },
-      ),
-      { numRuns: 300 },
+    await assertStreamAgreesWithWhole(
+      answerSpec(fc.array(itemSpec(callIds, upstreamToolNames), { maxLength: 5 })),
+      (spec) => translateResponsesResponse(responseOf(spec), context()),
+      (spec, random) => run(eventsOf(spec, random)),
     );
   }, 60_000);
 
   it('translates a stream that sends only the terminal event as the whole response', () => {
     fc.assert(
-      fc.property(answerSpec(fc.array(itemSpec(callIds, names), { maxLength: 4 })), (spec) => {
+      fc.property(answerSpec(fc.array(itemSpec(callIds, upstreamToolNames), { maxLength: 4 })), (spec) => {
         const expected = translateResponsesResponse(responseOf(spec), context());
         const terminal: ResponsesStreamEvent = {
           type: spec.status === 'completed' ? 'response.completed' : 'response.incomplete',
@@ -568,7 +482,7 @@ describe('law (c): tool ids and reasoning survive streaming exactly', () => {
     );
     fc.assert(
       fc.property(
-        answerSpec(fc.array(itemSpec(anyCallId, names), { minLength: 1, maxLength: 6 })),
+        answerSpec(fc.array(itemSpec(anyCallId, upstreamToolNames), { minLength: 1, maxLength: 6 })),
         fc.gen(),
         (spec, random) => {
           const completed = uncut(spec);

@@ -5,19 +5,26 @@
  *     accumulator and through the official SDK's `MessageStream`;
  * (c) tool ids, names and argument JSON survive streaming exactly.
  */
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isTransportError, type TransportError } from '../errors.js';
 import type {
   ChatCompletionChunk,
   ChatCompletionResponse,
   ChatCompletionUsage,
 } from '../protocol/chat-completions.js';
-import type { Message, MessageStreamEvent } from '../protocol/messages.js';
+import type { Message } from '../protocol/messages.js';
 import { accumulateStream } from '../../test/helpers/accumulate-stream.js';
-import { createStreamGrammar } from '../protocol/stream-grammar.js';
-import { validateStreamEvent } from '../protocol/validate-messages.js';
+import {
+  assertStreamAgreesWithWhole,
+  cutAtRandom,
+  expectLawfulStream,
+  toolInputs,
+  upstreamToolNames,
+  grammarVerdict,
+  runTranslator,
+  sdkFinalMessage,
+  type TranslatorRun,
+} from '../../test/helpers/stream-laws.js';
 import { decodeToolId, encodeToolIds } from './tool-id-codec.js';
 import { translateResponse, type ResponseContext } from './translate-response.js';
 import { StreamTranslator } from './stream-translator.js';
@@ -35,50 +42,19 @@ function context(): ResponseContext {
 }
 
 /** Runs the state machine; any exception other than a TransportError escapes and fails the property. */
-function run(items: readonly Item[]): { events: MessageStreamEvent[]; error: TransportError | undefined } {
+function run(items: readonly Item[]): TranslatorRun {
   const translator = new StreamTranslator(context());
-  const events: MessageStreamEvent[] = [...translator.start()];
-  try {
+  return runTranslator(translator.start(), (emit) => {
     let sawDone = false;
     for (const item of items) {
       if (item === 'done') {
         sawDone = true;
         break;
       }
-      events.push(...translator.push(item));
+      emit(translator.push(item));
     }
-    events.push(...translator.finish(sawDone));
-    return { events, error: undefined };
-  } catch (error) {
-    if (!isTransportError(error)) throw error;
-    return { events, error };
-  }
-}
-
-/** Returns the first violation (a single event's shape, or the order), or the end-of-stream verdict. */
-function grammarVerdict(events: readonly MessageStreamEvent[]): {
-  violation: string | undefined;
-  end: string | undefined;
-} {
-  const grammar = createStreamGrammar();
-  for (const event of events) {
-    const validation = validateStreamEvent(event);
-    if (!validation.ok) return { violation: validation.message, end: undefined };
-    const violation = grammar.accept(event);
-    if (violation !== undefined) return { violation, end: undefined };
-  }
-  return { violation: undefined, end: grammar.end() };
-}
-
-async function sdkFinalMessage(events: readonly MessageStreamEvent[]): Promise<Record<string, unknown>> {
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const event of events) controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`));
-      controller.close();
-    },
+    emit(translator.finish(sawDone));
   });
-  return (await MessageStream.fromReadableStream(body).finalMessage()) as unknown as Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -226,26 +202,11 @@ describe('law (a): any chunk sequence gives a valid Messages stream or a Transpo
           ...(chunks as ChatCompletionChunk[]),
           ...(withDone ? (['done'] as const) : []),
         ];
-        const { events, error } = run(items);
-        const verdict = grammarVerdict(events);
-        expect(verdict.violation).toBeUndefined();
-        if (error !== undefined) {
-          expect(events.map((event) => event.type)).not.toContain('message_stop');
-          return;
-        }
-        expect(verdict.end).toBeUndefined();
-        expect(events.at(-1)).toEqual({ type: 'message_stop' });
-        const ids = events.flatMap((event) =>
-          event.type === 'content_block_start' && event.content_block.type === 'tool_use'
-            ? [(event.content_block as { id: string }).id]
-            : [],
-        );
-        expect(new Set(ids).size).toBe(ids.length);
-        for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
-        const stop = events.at(-2) as { delta: { stop_reason: string } };
-        // Every tool input is a complete JSON object, a call cut by the token limit included.
+        const result = run(items);
+        expectLawfulStream(result);
+        if (result.error !== undefined) return;
+        const stop = result.events.at(-2) as { delta: { stop_reason: string } };
         expect(stop.delta.stop_reason).toBeDefined();
-        expect(() => accumulateStream(events)).not.toThrow();
       }),
       { numRuns: 2000 },
     );
@@ -280,10 +241,6 @@ interface AnswerSpec {
   indexless: boolean;
 }
 
-const jsonObject = fc
-  .dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
-  .map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>);
-
 function toolCallSpec(
   idArbitrary: fc.Arbitrary<string | null>,
   nameArbitrary: fc.Arbitrary<string>,
@@ -292,7 +249,7 @@ function toolCallSpec(
     .record({
       id: idArbitrary,
       name: nameArbitrary,
-      input: jsonObject,
+      input: toolInputs,
       form: fc.constantFrom('json', 'pretty', 'object', 'empty'),
     })
     .map((spec) => (spec.form === 'empty' ? { ...spec, input: {} } : spec));
@@ -372,23 +329,6 @@ function responseOf(spec: AnswerSpec): ChatCompletionResponse {
   };
 }
 
-/** Cuts a string at random points (any code unit, surrogate pairs included). */
-function cut(text: string, random: fc.GeneratorValue): string[] {
-  if (text === '') return [];
-  const points = random(() =>
-    fc.array(fc.integer({ min: 1, max: Math.max(1, text.length - 1) }), { maxLength: 4 }),
-  );
-  const sorted = [...new Set(points.filter((point) => point < text.length))].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let start = 0;
-  for (const point of sorted) {
-    pieces.push(text.slice(start, point));
-    start = point;
-  }
-  pieces.push(text.slice(start));
-  return pieces;
-}
-
 const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}): ChatCompletionChunk => ({
   id: 'chatcmpl-law',
   object: 'chat.completion.chunk',
@@ -401,13 +341,13 @@ function chunksOf(spec: AnswerSpec, random: fc.GeneratorValue): Item[] {
   const items: Item[] = [];
   if (random(fc.boolean)) items.push({ id: '', choices: [], prompt_filter_results: [{ prompt_index: 0 }] });
   items.push(chunk({ role: 'assistant', content: '' }));
-  for (const piece of cut(spec.reasoning, random))
+  for (const piece of cutAtRandom(spec.reasoning, random))
     items.push(chunk({ [spec.reasoningField]: piece, content: null }));
   if (spec.contentForm === 'array') {
     for (const text of spec.thinkingParts)
       items.push(chunk({ content: [{ type: 'thinking', thinking: [{ type: 'text', text }] }] }));
   }
-  for (const piece of cut(spec.text, random)) {
+  for (const piece of cutAtRandom(spec.text, random)) {
     items.push(
       chunk(
         random(fc.boolean)
@@ -416,13 +356,13 @@ function chunksOf(spec: AnswerSpec, random: fc.GeneratorValue): Item[] {
       ),
     );
   }
-  for (const piece of cut(spec.refusal, random)) items.push(chunk({ refusal: piece }));
+  for (const piece of cutAtRandom(spec.refusal, random)) items.push(chunk({ refusal: piece }));
 
   // Each call's fragments, in order: the first carries id, type and name.
   const queues = spec.toolCalls.map((call, position) => {
     const argumentsValue = argumentsOf(call);
     const pieces: (string | Record<string, unknown>)[] =
-      typeof argumentsValue === 'string' ? cut(argumentsValue, random) : [argumentsValue];
+      typeof argumentsValue === 'string' ? cutAtRandom(argumentsValue, random) : [argumentsValue];
     if (random(fc.boolean) || pieces.length === 0) pieces.unshift('');
     return pieces.map((piece, fragment) => {
       const entry: Record<string, unknown> = spec.indexless ? {} : { index: position + spec.indexBase };
@@ -480,34 +420,13 @@ const plainIds = fc.oneof(
   fc.constantFrom('call_1', 'call_2', 'dup', 'dup', '', null, 'functions.read:0', 'tpx_e', 'toolu_x'),
   fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/),
 );
-const plainNames = fc.oneof(
-  fc.constantFrom('read', 'up_write', 'get_weather'),
-  fc.stringMatching(/^[a-z_]{1,10}$/),
-);
 
 describe('law (b): streaming and non-streaming translations agree', () => {
   it('accumulates the translated stream into exactly the translated response, also in the official SDK', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        answerSpec(fc.array(toolCallSpec(plainIds, plainNames), { maxLength: 4 })),
-        fc.gen(),
-        async (spec, random) => {
-          const expected = translateResponse(responseOf(spec), context());
-          const { events, error } = run(chunksOf(spec, random));
-          expect(error).toBeUndefined();
-          const verdict = grammarVerdict(events);
-          expect(verdict).toEqual({ violation: undefined, end: undefined });
-          expect(accumulateStream(events)).toEqual(expected);
-
-          const sdk = await sdkFinalMessage(events);
-          expect({ content: sdk['content'], stop_reason: sdk['stop_reason'], usage: sdk['usage'] }).toEqual({
-            content: expected.content,
-            stop_reason: expected.stop_reason,
-            usage: expected.usage,
-          });
-        },
-      ),
-      { numRuns: 300 },
+    await assertStreamAgreesWithWhole(
+      answerSpec(fc.array(toolCallSpec(plainIds, upstreamToolNames), { maxLength: 4 })),
+      (spec) => translateResponse(responseOf(spec), context()),
+      (spec, random) => run(chunksOf(spec, random)),
     );
   }, 60_000);
 });
@@ -526,7 +445,7 @@ describe('law (b) for calls the token limit cut', () => {
   it('gives the same message streamed and not, when `length` cut the last call anywhere in its JSON', async () => {
     await fc.assert(
       fc.asyncProperty(
-        answerSpec(fc.array(toolCallSpec(plainIds, plainNames), { minLength: 1, maxLength: 3 })),
+        answerSpec(fc.array(toolCallSpec(plainIds, upstreamToolNames), { minLength: 1, maxLength: 3 })),
         fc.nat(),
         fc.gen(),
         async (generated, at, random) => {
