@@ -52,8 +52,7 @@ function splitUrl(url: string): { origin: string; path: string } {
  * It talks to undici's dispatcher directly, with a handler of its own ({@link ResponseHandler}), rather
  * than through `undici.request`: the body is a {@link ResponseBody} the providers pull chunks from, not a
  * Node `Readable`, and no `AbortSignal` is made per attempt (see `providers/cancellation.ts`). In a
- * loopback client loop that took the client's CPU time per exchange from about 144 µs to 72–85 µs (see
- * docs/performance.md).
+ * loopback client loop that took the client's CPU time per exchange from about 144 µs to 72–85 µs.
  */
 export function httpRequest(
   url: string,

@@ -1,7 +1,7 @@
 /**
  * Stream translation at scale: a very long tool-call stream. Kept apart from the example tests because
  * it does a hundred thousand steps, which a mutation run (instrumented code, a loaded machine) cannot
- * afford for every mutant; `docs/testing.md` lists the test sets each run uses.
+ * afford for every mutant: a run names its test sets in `TPX_MUTATION_TESTS` (vitest.mutation.config.ts).
  */
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk } from '../protocol/chat-completions.js';
