@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { describeErrors } from './format-errors.js';
@@ -35,3 +35,12 @@ export function compileValidator<T>(schema: TSchema): (value: unknown) => Valida
       ? { ok: true, value: value as T }
       : { ok: false, message: describeErrors(checker.errors(value)) };
 }
+
+/**
+ * A field an OpenAI-compatible server may leave out or send as `null` (both mean absent to the
+ * translators): the looseness both wires' answer validators need.
+ */
+export const Maybe = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
+
+/** A token count, present or not (`null` included). */
+export const Count = () => Maybe(Type.Number());

@@ -5,12 +5,9 @@
  *
  * @module
  */
-import Type, { type TSchema } from 'typebox';
-import { compileValidator } from './compile-checker.js';
+import Type from 'typebox';
+import { compileValidator, Count, Maybe } from './compile-checker.js';
 import type { ChatCompletionChunk, ChatCompletionResponse } from './chat-completions.js';
-
-const Maybe = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
-const Count = () => Maybe(Type.Number());
 
 const Usage = Type.Object({
   prompt_tokens: Count(),

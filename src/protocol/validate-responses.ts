@@ -5,12 +5,9 @@
  *
  * @module
  */
-import Type, { type TSchema } from 'typebox';
-import { compileValidator } from './compile-checker.js';
+import Type from 'typebox';
+import { compileValidator, Count, Maybe } from './compile-checker.js';
 import type { ResponsesResponse, ResponsesStreamEvent } from './responses.js';
-
-const Maybe = (schema: TSchema) => Type.Optional(Type.Union([schema, Type.Null()]));
-const Count = () => Maybe(Type.Number());
 
 const Usage = Type.Object({
   input_tokens: Count(),
