@@ -181,7 +181,12 @@ class StreamGrammarChecker implements StreamGrammar {
     return undefined;
   }
 
-  #acceptBlockDelta(type: string, record: Record<string, unknown>): string | undefined {
+  /** The open block when `record` is for it, else the violation (no block open, or another one). */
+  #openBlockFor(
+    type: string,
+    record: Record<string, unknown>,
+    what: 'delta' | 'stop',
+  ): Extract<State, { name: 'in-block' }> | string {
     const state = this.#state;
     if (state.name !== 'in-block')
       return this.#violation(type, `no block is open (${this.#describeState()})`);
@@ -189,9 +194,15 @@ class StreamGrammarChecker implements StreamGrammar {
     if (index !== state.index) {
       return this.#violation(
         type,
-        `block ${state.index} is open, but the delta is for index ${JSON.stringify(index)}`,
+        `block ${state.index} is open, but the ${what} is for index ${JSON.stringify(index)}`,
       );
     }
+    return state;
+  }
+
+  #acceptBlockDelta(type: string, record: Record<string, unknown>): string | undefined {
+    const state = this.#openBlockFor(type, record, 'delta');
+    if (typeof state === 'string') return state;
     const delta = record['delta'];
     const deltaType = isObject(delta) ? delta['type'] : undefined;
     if (!isObject(delta) || typeof deltaType !== 'string')
@@ -211,16 +222,8 @@ class StreamGrammarChecker implements StreamGrammar {
   }
 
   #acceptBlockStop(type: string, record: Record<string, unknown>): string | undefined {
-    const state = this.#state;
-    if (state.name !== 'in-block')
-      return this.#violation(type, `no block is open (${this.#describeState()})`);
-    const index = record['index'];
-    if (index !== state.index) {
-      return this.#violation(
-        type,
-        `block ${state.index} is open, but the stop is for index ${JSON.stringify(index)}`,
-      );
-    }
+    const state = this.#openBlockFor(type, record, 'stop');
+    if (typeof state === 'string') return state;
     this.#nextIndex++;
     this.#state = { name: 'between-blocks' };
     return undefined;
