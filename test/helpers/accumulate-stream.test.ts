@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
 import { isTransportError } from '../../src/errors.js';
 import { accumulateStream } from './accumulate-stream.js';
+import { sdkFinalMessage } from './stream-laws.js';
 import type { MessageStreamEvent } from '../../src/protocol/messages.js';
 
 const FIXTURES = new URL('../../src/protocol/__fixtures__/reference-anthropic/', import.meta.url);
@@ -20,17 +20,6 @@ function recorded(path: string): MessageStreamEvent[] {
       if (line.trim() !== '') events.push(JSON.parse(line) as MessageStreamEvent);
   }
   return events;
-}
-
-async function sdkFinalMessage(events: readonly MessageStreamEvent[]): Promise<Record<string, unknown>> {
-  const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const event of events) controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`));
-      controller.close();
-    },
-  });
-  return (await MessageStream.fromReadableStream(body).finalMessage()) as unknown as Record<string, unknown>;
 }
 
 const start = (
