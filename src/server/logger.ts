@@ -8,14 +8,10 @@
  */
 import { pino, type Logger } from 'pino';
 import type { ProviderName, TransportErrorCode } from '../errors.js';
+import type { ExchangeUsage } from '../telemetry/exchange-telemetry.js';
 
 /** Token usage as a Messages response reports it. */
-export interface UsageRecord {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-}
+export type UsageRecord = ExchangeUsage;
 
 /** One exchange, as logged. */
 export interface ExchangeRecord {
