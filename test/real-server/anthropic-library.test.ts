@@ -49,14 +49,16 @@ function lastAnswer(): Message {
 
 /**
  * The `data:` payloads of the last streamed answer, as the server sent them. The caller may have read
- * `message_stop` before the tap saw the body end, so this waits (boundedly) for the whole record.
+ * `message_stop` before the tap saw the body end, so this waits (boundedly) until the body ended or the
+ * caller closed the connection after its last event.
  */
 async function lastStreamedEvents(): Promise<MessageStreamEvent[]> {
   const exchange = tap.exchanges.at(-1)!;
-  for (let waited = 0; !exchange.response.complete && waited < 100; waited += 1) {
+  const settled = () => exchange.response.complete || exchange.response.callerLeft;
+  for (let waited = 0; !settled() && waited < 250; waited += 1) {
     await new Promise((wake) => setTimeout(wake, 20));
   }
-  expect(exchange.response.complete).toBe(true);
+  expect(settled()).toBe(true);
   return exchange.response.text
     .split('\n')
     .filter((line) => line.startsWith('data: '))

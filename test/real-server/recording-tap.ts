@@ -25,8 +25,19 @@ import type { AddressInfo, Socket } from 'node:net';
 /** One request and its answer, as they crossed the tap. */
 export interface TappedExchange {
   request: { method: string; url: string; headers: IncomingHttpHeaders; text: string; json: unknown };
-  /** Filled in as the answer arrives; `complete` turns true once its body has ended. */
-  response: { status: number; headers: IncomingHttpHeaders; text: string; json: unknown; complete: boolean };
+  /**
+   * Filled in as the answer arrives; `complete` turns true once its body has ended. `callerLeft` turns
+   * true when the caller closed its connection first (a stream read up to its last event may be closed
+   * before the server's body ends): `text` then holds what had arrived by then.
+   */
+  response: {
+    status: number;
+    headers: IncomingHttpHeaders;
+    text: string;
+    json: unknown;
+    complete: boolean;
+    callerLeft: boolean;
+  };
 }
 
 export interface RecordingTap {
@@ -68,9 +79,10 @@ export async function startRecordingTap(targetUrl: string): Promise<RecordingTap
           text,
           json: parseJson(text),
         },
-        response: { status: 0, headers: {}, text: '', json: undefined, complete: false },
+        response: { status: 0, headers: {}, text: '', json: undefined, complete: false, callerLeft: false },
       };
       exchanges.push(exchange);
+      const chunks: Buffer[] = [];
       const forwarded = httpRequest(
         {
           host: target.hostname,
@@ -86,7 +98,6 @@ export async function startRecordingTap(targetUrl: string): Promise<RecordingTap
           exchange.response.status = answer.statusCode ?? 0;
           exchange.response.headers = answer.headers;
           outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-          const chunks: Buffer[] = [];
           answer.on('data', (chunk: Buffer) => {
             chunks.push(chunk);
             outgoing.write(chunk);
@@ -101,9 +112,13 @@ export async function startRecordingTap(targetUrl: string): Promise<RecordingTap
         },
       );
       forwarded.on('error', () => outgoing.destroy());
-      // The caller went away: stop the forwarded request too, as a direct connection would.
+      // The caller went away: stop the forwarded request too, as a direct connection would, keeping what
+      // had arrived.
       outgoing.on('close', () => {
-        if (!outgoing.writableFinished) forwarded.destroy();
+        if (outgoing.writableFinished) return;
+        exchange.response.text = Buffer.concat(chunks).toString('utf8');
+        exchange.response.callerLeft = true;
+        forwarded.destroy();
       });
       forwarded.end(text);
     })();
