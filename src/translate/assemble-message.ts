@@ -54,7 +54,7 @@ export function messageIdFor(upstreamId: unknown, generateId: () => string): str
 /**
  * The `message` for an answer's blocks, in order. The message id is made first, then the tool ids: all
  * together through the tool-id codec (`encodeToolIds`: repeated, empty and odd provider ids get distinct,
- * valid, reversible ids), in the order a stream gives them. Tool names go back through `toolNames`;
+ * valid ids, each decoding to a wire id of its own), in the order a stream gives them. Tool names go back through `toolNames`;
  * `stop_sequence` is always `null` (OpenAI-compatible servers do not say which sequence matched).
  */
 export function assembleMessage(

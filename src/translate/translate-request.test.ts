@@ -868,11 +868,11 @@ describe('translateRequest: tool results', () => {
     ]);
   });
 
-  it('refuses two caller tool ids that decode to one provider id, rather than send it twice', () => {
+  it('sends a repeated provider id back the first time as given and the second time under the id the caller was shown', () => {
     const providerId = 'functions.read:0';
     const callerId = encodeToolId(providerId, 1, () => 'unused');
     const repeatedId = encodeToolId(providerId, 2, () => 'unused');
-    const call = () =>
+    expect(
       translate(
         request({
           messages: [
@@ -887,15 +887,54 @@ describe('translateRequest: tool results', () => {
             {
               role: 'user',
               content: [
-                { type: 'tool_result', tool_use_id: callerId, content: '1' },
                 { type: 'tool_result', tool_use_id: repeatedId, content: '2' },
+                { type: 'tool_result', tool_use_id: callerId, content: '1' },
+              ],
+            },
+          ],
+        }),
+      ).messages.slice(1),
+    ).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: providerId, type: 'function', function: { name: 'read', arguments: '{}' } },
+          { id: repeatedId, type: 'function', function: { name: 'read', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: repeatedId, content: '2' },
+      { role: 'tool', tool_call_id: providerId, content: '1' },
+    ]);
+  });
+
+  it('refuses two caller tool ids made up to decode to one provider id, rather than send it twice', () => {
+    const repeatedId = encodeToolId('functions.read:0', 2, () => 'unused');
+    const lookalike = encodeToolId(repeatedId, 1, () => 'unused');
+    const call = () =>
+      translate(
+        request({
+          messages: [
+            { role: 'user', content: 'go' },
+            {
+              role: 'assistant',
+              content: [
+                { type: 'tool_use', id: repeatedId, name: 'read', input: {} },
+                { type: 'tool_use', id: lookalike, name: 'read', input: {} },
+              ],
+            },
+            {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: repeatedId, content: '1' },
+                { type: 'tool_result', tool_use_id: lookalike, content: '2' },
               ],
             },
           ],
         }),
       );
     expect(call).toThrow(TransportError);
-    expect(call).toThrow(/both stand for the upstream tool-call id "functions.read:0"/);
+    expect(call).toThrow(`both stand for the upstream tool-call id ${JSON.stringify(repeatedId)}`);
   });
 
   it('places system messages between a tool call and its results after the tool messages', () => {
@@ -1158,8 +1197,9 @@ describe('translateRequest: properties', () => {
       fc.property(conversation, ({ names, exchanges }) => {
         const { request: input, callerIds } = buildRequest(names, exchanges);
         checkPairing(input.messages);
-        // A provider that repeated an id gave two calls one id: their caller ids differ, and sending
-        // both back would send that id twice, so the request is refused.
+        // Only calls of different turns can stand for one upstream id (a provider that used one id
+        // in two of its answers); such a request is refused. Within a turn, every call has its own.
+        callerIds.forEach((ids) => expect(new Set(ids.map(decodeToolId)).size).toBe(ids.length));
         const callersByUpstream = new Map<string, Set<string>>();
         for (const id of callerIds.flat()) {
           const callers = callersByUpstream.get(decodeToolId(id)) ?? new Set<string>();
@@ -1193,7 +1233,9 @@ describe('translateRequest: properties', () => {
           exchange.calls.forEach((call, index) => {
             const sent = assistant.tool_calls![index]!;
             expect(sent.id).toBe(decodeToolId(ids[index]!));
-            if (call.providerId !== '') expect(sent.id).toBe(call.providerId);
+            const isFirst =
+              exchange.calls.findIndex((other) => other.providerId === call.providerId) === index;
+            if (call.providerId !== '' && isFirst) expect(sent.id).toBe(call.providerId);
             expect(toolNames.fromUpstream(sent.function.name)).toBe(call.name);
             expect(JSON.parse(sent.function.arguments)).toEqual(call.input);
           });

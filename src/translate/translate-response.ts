@@ -33,7 +33,8 @@ export type { ResponseContext, UpstreamToolNames } from './assemble-message.js';
  *   2. one `text` block from a string `content` or the text parts of an array `content`, followed by
  *      `refusal`; omitted when empty;
  *   3. one `tool_use` block per tool call, ids through the tool-id codec (`encodeToolIds`: repeated,
- *      empty and odd provider ids get distinct, valid, reversible ids), names through `toolNames`.
+ *      empty and odd provider ids get distinct, valid ids, each decoding to a wire id of its own),
+ *      names through `toolNames`.
  * - `stop_reason`: `max_tokens` after `length`; else `refusal` when the model refused; else
  *   `mapFinishReason(finish_reason, hasToolCalls)`.
  * - `stop_sequence`: always `null` (OpenAI does not say which sequence matched).
