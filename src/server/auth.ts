@@ -1,6 +1,6 @@
 /**
  * The inbound proxy-token check. A client presents the token the way Messages clients present a key:
- * `x-api-key: <token>` (classic) or `Authorization: Bearer <token>` (SDK ≥ 1.0) — PROTOCOLS.md A.0.
+ * `x-api-key: <token>` (classic) or `Authorization: Bearer <token>` (SDK ≥ 1.0) — docs/protocol.md A.0.
  *
  * Both sides are hashed with SHA-256 before `timingSafeEqual`, which needs equal lengths: comparing
  * digests takes the same time whatever the candidate's length or content, so the comparison leaks

@@ -2,7 +2,7 @@
  * `POST /v1/messages/count_tokens`. On the native path the request goes to Anthropic's own endpoint
  * (the client's bytes, headers and query passed on); on the `tpx` path the server counts where the dialect
  * knows how to ask it (llama.cpp, vLLM), else the transport answers with a local, deliberately
- * conservative estimate (PROTOCOLS.md D.9); with no credentials it is a 401 like every other exchange.
+ * conservative estimate (docs/protocol.md D.9); with no credentials it is a 401 like every other exchange.
  *
  * @module
  */

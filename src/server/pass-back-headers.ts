@@ -1,6 +1,6 @@
 /**
  * Copies the upstream response headers the proxy hands back to its client: the retry hints and the
- * rate-limit state a Messages client acts on (PROTOCOLS.md A.0, A.9). Which ones they are is decided with
+ * rate-limit state a Messages client acts on (docs/protocol.md A.0, A.9). Which ones they are is decided with
  * the list of kept headers in `translate/pick-response-headers.ts`. `request-id` is chosen separately:
  * every answer carries exactly one.
  *

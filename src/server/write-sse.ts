@@ -1,6 +1,6 @@
 /**
  * The one SSE frame encoder of the proxy. A frame is an `event:` line, `data:` lines and a blank line,
- * exactly as Anthropic frames its streams (PROTOCOLS.md A.7):
+ * exactly as Anthropic frames its streams (docs/protocol.md A.7):
  *
  * ```text
  * event: content_block_delta
