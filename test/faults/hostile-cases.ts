@@ -56,7 +56,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   {
     group: BROWSER,
     input: 'a missing, repeated or malformed `Host`',
-    outcome: '400 in the Messages error shape',
+    outcome:
+      "400 in the Messages error shape; only an HTTP/1.0 `GET /healthz` without `Host` (a balancer's default health check) is served",
     test: {
       file: 'test/security/browser-requests.test.ts',
       title: 'answers 400 in the Messages shape to a missing, repeated or malformed Host',
