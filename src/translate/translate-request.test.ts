@@ -832,7 +832,7 @@ describe('translateRequest: tool results', () => {
                 {
                   type: 'tool_result',
                   tool_use_id: 'call_b',
-                  content: [{ type: 'tool_reference', tool_name: 't' }],
+                  content: [{ type: 'future_block', detail: 't' }],
                 },
               ],
             },
@@ -840,9 +840,42 @@ describe('translateRequest: tool results', () => {
         }),
       ),
     ).toBe(
-      'messages[2].content[1].content[0]: a "tool_reference" block inside a tool_result cannot be translated to Chat ' +
+      'messages[2].content[1].content[0]: a "future_block" block inside a tool_result cannot be translated to Chat ' +
         'Completions; remove it, or use the anthropic provider',
     );
+  });
+
+  it('sends a tool_reference inside a tool_result as a line naming the tool, as the upstream knows it', () => {
+    const body = translate(
+      request({
+        messages: [
+          { role: 'user', content: 'go' },
+          toolTurn,
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'call_a', content: 'ok' },
+              {
+                type: 'tool_result',
+                tool_use_id: 'call_b',
+                content: [
+                  { type: 'tool_reference', tool_name: 'get_weather' },
+                  { type: 'tool_reference', tool_name: 'not_offered' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(body.messages.filter((message) => message.role === 'tool')).toEqual([
+      { role: 'tool', tool_call_id: 'call_a', content: 'ok' },
+      {
+        role: 'tool',
+        tool_call_id: 'call_b',
+        content: 'Tool available: get_weather\nTool available: not_offered',
+      },
+    ]);
   });
 
   it('decodes caller tool ids back to the provider ids in tool calls and tool messages', () => {
