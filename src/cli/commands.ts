@@ -73,6 +73,8 @@ Upstream (each flag equals its variable; the flag wins):
   --wire <chat|responses>  Chat Completions or the OpenAI Responses API upstream (TPX_WIRE; default chat)
   --model-map <rules>   pattern=model rules, first match wins: '*haiku*=qwen3-4b,*=qwen3-32b' (TPX_MODEL_MAP)
   --max-tokens <n>      cap on max_tokens sent upstream (TPX_MAX_TOKENS)
+  --drop-beta <names>   with ANTHROPIC_API_KEY: betas left out of anthropic-beta, comma-separated, for
+                        Messages-compatible upstreams that refuse them (TPX_DROP_BETAS)
   --timeout <duration>  whole exchange: 600, 30s, 500ms, 10m (TPX_TIMEOUT)
   --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
   --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)

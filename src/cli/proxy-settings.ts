@@ -11,6 +11,7 @@
  * | `--wire`                | `TPX_WIRE`               | `chat` (Chat Completions) or `responses` (the Responses API) |
  * | `--model-map`           | `TPX_MODEL_MAP`          | `pattern=model` rules |
  * | `--max-tokens`          | `TPX_MAX_TOKENS`         | cap on `max_tokens` |
+ * | `--drop-beta`           | `TPX_DROP_BETAS`         | betas left out of `anthropic-beta` on the native path |
  * | `--timeout`             | `TPX_TIMEOUT`            | whole exchange (seconds, or `500ms`, `2m`) |
  * | `--first-byte-timeout`  | `TPX_FIRST_BYTE_TIMEOUT` | until the response headers |
  * | `--idle-timeout`        | `TPX_IDLE_TIMEOUT`       | longest silence inside a response |
@@ -34,6 +35,7 @@ export const PROXY_FLAGS = {
   wire: { type: 'string' },
   'model-map': { type: 'string' },
   'max-tokens': { type: 'string' },
+  'drop-beta': { type: 'string' },
   timeout: { type: 'string' },
   'first-byte-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -49,6 +51,7 @@ const FLAG_VARIABLES: Readonly<Record<string, string>> = {
   wire: 'TPX_WIRE',
   'model-map': 'TPX_MODEL_MAP',
   'max-tokens': 'TPX_MAX_TOKENS',
+  'drop-beta': 'TPX_DROP_BETAS',
 };
 
 /**
@@ -63,6 +66,7 @@ const OPTION_SETTINGS: Readonly<Record<string, string>> = {
   tpxWire: '--wire',
   modelMap: '--model-map',
   maxOutputTokens: '--max-tokens',
+  dropBetas: '--drop-beta',
   timeoutMs: '--timeout',
   firstByteTimeoutMs: '--first-byte-timeout',
   idleTimeoutMs: '--idle-timeout',
