@@ -17,10 +17,15 @@ import { constants } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { createInstanceId } from '../server/loop-guard.js';
 import { startServer } from '../server/start-server.js';
-import { createTransport } from '../transport/create-transport.js';
 import { EXIT_OK, UsageError, type CliIo } from './output.js';
 import { parse } from './parse-flags.js';
-import { PROXY_FLAGS, proxyTransportOptions, readProxySettings, type LogLevel } from './proxy-settings.js';
+import {
+  PROXY_FLAGS,
+  createCliTransport,
+  proxyTransportOptions,
+  readProxySettings,
+  type LogLevel,
+} from './proxy-settings.js';
 import { describeSetup, probeUpstream } from './startup-report.js';
 
 export const CLAUDE_HELP = `Usage: tpx claude [tpx options] [--] [claude arguments…]
@@ -94,7 +99,7 @@ export async function runClaude(args: string[], io: CliIo): Promise<number> {
   }
   const settings = readProxySettings(values, io.env);
   const instanceId = createInstanceId();
-  const transport = createTransport(proxyTransportOptions(settings, instanceId));
+  const transport = createCliTransport(proxyTransportOptions(settings, instanceId), settings);
   const proxyToken = randomBytes(24).toString('base64url');
   const logFile = typeof values['log-file'] === 'string' ? values['log-file'] : undefined;
   let server: Awaited<ReturnType<typeof startServer>>;

@@ -10,14 +10,18 @@ import { startMockModel, parseMockScript } from '../mock-model/mock-model.js';
 import type { MessagesRequest } from '../protocol/messages.js';
 import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
-import { createTransport } from '../transport/create-transport.js';
 import { drainRequested, isWorkerProcess } from '../server/worker-process.js';
 import { CLAUDE_HELP, runClaude } from './claude.js';
 import { createCliLogger } from './cli-logger.js';
 import { runDemo } from './demo.js';
 import { describeError, parse, parsePort } from './parse-flags.js';
 import { DOCTOR_HELP, runDoctor } from './doctor.js';
-import { PROXY_FLAGS, proxyTransportOptions, readProxySettings } from './proxy-settings.js';
+import {
+  PROXY_FLAGS,
+  createCliTransport,
+  proxyTransportOptions,
+  readProxySettings,
+} from './proxy-settings.js';
 import { describeSetup, probeUpstream } from './startup-report.js';
 import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
@@ -69,6 +73,8 @@ Upstream (each flag equals its variable; the flag wins):
   --wire <chat|responses>  Chat Completions or the OpenAI Responses API upstream (TPX_WIRE; default chat)
   --model-map <rules>   pattern=model rules, first match wins: '*haiku*=qwen3-4b,*=qwen3-32b' (TPX_MODEL_MAP)
   --max-tokens <n>      cap on max_tokens sent upstream (TPX_MAX_TOKENS)
+  --drop-beta <names>   with ANTHROPIC_API_KEY: betas left out of anthropic-beta, comma-separated, for
+                        Messages-compatible upstreams that refuse them (TPX_DROP_BETAS)
   --timeout <duration>  whole exchange: 600, 30s, 500ms, 10m (TPX_TIMEOUT)
   --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
   --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)
@@ -151,7 +157,10 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   const settings = readProxySettings(values, io.env);
   const env = settings.env;
   const instanceId = createInstanceId();
-  const transport = createTransport({ ...proxyTransportOptions(settings, instanceId), env, observer });
+  const transport = createCliTransport(
+    { ...proxyTransportOptions(settings, instanceId), env, observer },
+    settings,
+  );
   const proxyToken = io.env['TPX_PROXY_TOKEN'];
   const serveOptions: Parameters<typeof startServer>[0] = {
     transport,
@@ -251,7 +260,7 @@ async function send(args: string[], io: CliIo): Promise<number> {
     );
   }
   const settings = readProxySettings(values, io.env);
-  const transport = createTransport({ ...settings.transportOptions, env: settings.env });
+  const transport = createCliTransport({ ...settings.transportOptions, env: settings.env }, settings);
   try {
     if (values['stream'] === true) {
       let stopReason: string | null = null;

@@ -22,7 +22,7 @@ import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from './output.js';
 import { describeError, parse } from './parse-flags.js';
-import { PROXY_FLAGS, readProxySettings } from './proxy-settings.js';
+import { PROXY_FLAGS, createCliTransport, readProxySettings } from './proxy-settings.js';
 import { describeReport, describeSetup } from './startup-report.js';
 import {
   adviseOnError,
@@ -198,7 +198,10 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
   const settings = readProxySettings(values, io.env);
   let transport: ModelTransport;
   try {
-    transport = createTransport({ ...settings.transportOptions, env: settings.env, inspectUpstream: true });
+    transport = createCliTransport(
+      { ...settings.transportOptions, env: settings.env, inspectUpstream: true },
+      settings,
+    );
   } catch (error) {
     io.stdout(`configuration: invalid\n  ${describeError(error)}\n`);
     return EXIT_USAGE;

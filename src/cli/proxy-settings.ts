@@ -11,6 +11,7 @@
  * | `--wire`                | `TPX_WIRE`               | `chat` (Chat Completions) or `responses` (the Responses API) |
  * | `--model-map`           | `TPX_MODEL_MAP`          | `pattern=model` rules |
  * | `--max-tokens`          | `TPX_MAX_TOKENS`         | cap on `max_tokens` |
+ * | `--drop-beta`           | `TPX_DROP_BETAS`         | betas left out of `anthropic-beta` on the native path |
  * | `--timeout`             | `TPX_TIMEOUT`            | whole exchange (seconds, or `500ms`, `2m`) |
  * | `--first-byte-timeout`  | `TPX_FIRST_BYTE_TIMEOUT` | until the response headers |
  * | `--idle-timeout`        | `TPX_IDLE_TIMEOUT`       | longest silence inside a response |
@@ -19,9 +20,11 @@
  *
  * @module
  */
+import { TransportError, isTransportError } from '../errors.js';
 import { HOP_HEADER } from '../server/loop-guard.js';
+import { createTransport } from '../transport/create-transport.js';
 import { parseModelMap } from '../transport/model-map.js';
-import type { TransportOptions } from '../transport/types.js';
+import type { ModelTransport, TransportOptions } from '../transport/types.js';
 import { UsageError } from './output.js';
 
 /** The `parseArgs` spec of the shared flags. */
@@ -32,6 +35,7 @@ export const PROXY_FLAGS = {
   wire: { type: 'string' },
   'model-map': { type: 'string' },
   'max-tokens': { type: 'string' },
+  'drop-beta': { type: 'string' },
   timeout: { type: 'string' },
   'first-byte-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -47,7 +51,62 @@ const FLAG_VARIABLES: Readonly<Record<string, string>> = {
   wire: 'TPX_WIRE',
   'model-map': 'TPX_MODEL_MAP',
   'max-tokens': 'TPX_MAX_TOKENS',
+  'drop-beta': 'TPX_DROP_BETAS',
 };
+
+/**
+ * The library options a configuration error may name, as a user of the CLI sets them: the flag where
+ * there is one, else the variable. Options the CLI never passes are here too, since a message naming
+ * one would still be in the library's words.
+ */
+const OPTION_SETTINGS: Readonly<Record<string, string>> = {
+  tpxBaseUrl: '--base-url',
+  tpxToken: '--token',
+  tpxDialect: '--dialect',
+  tpxWire: '--wire',
+  modelMap: '--model-map',
+  maxOutputTokens: '--max-tokens',
+  dropBetas: '--drop-beta',
+  timeoutMs: '--timeout',
+  firstByteTimeoutMs: '--first-byte-timeout',
+  idleTimeoutMs: '--idle-timeout',
+  maxRetries: '--max-retries',
+  tpxTokenFile: 'TPX_OAUTH_TOKEN_FILE',
+  tpxTokenCommand: 'TPX_OAUTH_TOKEN_COMMAND',
+  tpxModel: 'TPX_MODEL',
+  tpxAzureApiVersion: 'TPX_AZURE_API_VERSION',
+  anthropicApiKey: 'ANTHROPIC_API_KEY',
+  anthropicBaseUrl: 'ANTHROPIC_BASE_URL',
+};
+
+/**
+ * A configuration error of the library, told in the CLI's words: each variable whose value came from a
+ * flag is named by that flag (`--base-url is not a valid URL`, since the user wrote `--base-url`), and
+ * each library option by its flag or variable (`set TPX_BASE_URL (or --base-url)`). The library names
+ * its options for library users; a CLI user cannot pass them, so reading one would send them looking
+ * for a setting that does not exist. Any other error is returned as it is.
+ */
+export function inCliTerms(error: unknown, flagsGiven: ProxySettings['flagsGiven']): unknown {
+  if (!isTransportError(error) || error.code !== 'MODEL_ECONFIG') return error;
+  let message = error.message.replace(/\bthe (\w+) option\b/g, (whole, option: string) => {
+    return OPTION_SETTINGS[option] ?? whole;
+  });
+  for (const [flag, variable] of flagsGiven) {
+    message = message.replace(new RegExp(`\\b${variable}\\b`, 'g'), flag);
+  }
+  if (message === error.message) return error;
+  // No `cause`: it would carry the library's wording to whatever prints the whole error.
+  return new TransportError('MODEL_ECONFIG', message, { status: error.status });
+}
+
+/** `createTransport` with its configuration errors in the CLI's words ({@link inCliTerms}). */
+export function createCliTransport(options: TransportOptions, settings: ProxySettings): ModelTransport {
+  try {
+    return createTransport(options);
+  } catch (error) {
+    throw inCliTerms(error, settings.flagsGiven);
+  }
+}
 
 const DURATIONS = [
   ['timeout', 'TPX_TIMEOUT', 'timeoutMs'],

@@ -22,6 +22,11 @@ const DEFAULT_VERSION = '2023-06-01';
 export interface AnthropicConfig {
   apiKey: string;
   baseUrl: string;
+  /**
+   * Betas left out of the caller's `anthropic-beta` (`TPX_DROP_BETAS`), for Messages-compatible
+   * upstreams that refuse a request naming one they do not know. @default none: the header passes as sent
+   */
+  dropBetas?: readonly string[] | undefined;
 }
 
 function headerValue(value: string | string[] | undefined, name: string): string | undefined {
@@ -60,9 +65,24 @@ export function anthropicHeaders(
     'x-api-key': config.apiKey,
     'anthropic-version': callerHeader(options, 'anthropic-version') ?? DEFAULT_VERSION,
   };
-  const beta = callerHeader(options, 'anthropic-beta');
+  const beta = withoutDroppedBetas(callerHeader(options, 'anthropic-beta'), config.dropBetas);
   if (beta !== undefined) headers['anthropic-beta'] = beta;
   return headers;
+}
+
+/**
+ * The header value without the betas in `drops`; unchanged when there is nothing to drop, and
+ * `undefined` when nothing is left (an empty header would name an empty beta).
+ */
+function withoutDroppedBetas(
+  value: string | undefined,
+  drops: readonly string[] | undefined,
+): string | undefined {
+  if (value === undefined || drops === undefined || drops.length === 0) return value;
+  const betas = value.split(',').map((beta) => beta.trim());
+  if (!betas.some((beta) => drops.includes(beta))) return value;
+  const kept = betas.filter((beta) => beta !== '' && !drops.includes(beta));
+  return kept.length === 0 ? undefined : kept.join(',');
 }
 
 /** The body of a Messages request: the caller's own bytes when they already say what is about to be done. */

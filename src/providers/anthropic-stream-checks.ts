@@ -1,7 +1,8 @@
 /**
  * The checks a native Messages stream passes on its way to the caller: each event valid on its own, the
- * events in the stream's order (`createStreamGrammar`), tool ids unique, tool input a JSON object (or cut
- * by the token limit, then completed), and the repairs llama.cpp's `/v1/messages` stream needs. The
+ * events in the stream's order (`createStreamGrammar`; a `ping` before `message_start` is dropped), tool
+ * ids unique, tool input a JSON object (or cut by the token limit, then completed), and the repairs
+ * llama.cpp's `/v1/messages` stream needs. The
  * stream is read through `translateStream`, with these checks as its steps: they pass events on rather
  * than translate them.
  *
@@ -86,6 +87,7 @@ export class AnthropicStreamChecks implements StreamSteps<SseMessage> {
   /** The block open now, and blocks closed before the server closed them (see `#deliver`). */
   #openBlock: number | undefined;
   readonly #closedEarly = new Set<number>();
+  #hasStarted = false;
   #isFinished = false;
 
   /** Whether `message_stop` went out: nothing more is read. */
@@ -117,6 +119,11 @@ export class AnthropicStreamChecks implements StreamSteps<SseMessage> {
 
   /** Applies the stream's rules to one valid event, adding what to deliver to `delivered`. */
   #deliver(event: MessageStreamEvent, delivered: MessageStreamEvent[]): void {
+    // Some Messages-compatible servers send a keep-alive ping as soon as the stream opens, before
+    // message_start. It carries nothing, and the caller's stream must begin with message_start
+    // (docs/protocol.md A.7), so it is dropped rather than refused as out of order.
+    if (event.type === 'ping' && !this.#hasStarted) return;
+    if (event.type === 'message_start') this.#hasStarted = true;
     if (event.type === 'content_block_start' && this.#openBlock !== undefined) {
       // llama.cpp's `/v1/messages` stream (b11669) starts the next block without stopping the open one
       // and sends every content_block_stop at the end. Blocks follow one another there, never

@@ -55,6 +55,7 @@ export interface ChatRequest {
   /** The translated body, shaped for the dialect. */
   body: ReturnType<typeof applyDialectToRequest>;
   toolNames: TranslatedRequest['toolNames'];
+  toolSchemas: TranslatedRequest['toolSchemas'];
   url: string;
 }
 
@@ -84,6 +85,7 @@ export function chatRequest(
   return {
     body,
     toolNames: translated.toolNames,
+    toolSchemas: translated.toolSchemas,
     url: chatCompletionsUrl(dialect, chatEndpoint(config, model)),
   };
 }
@@ -126,6 +128,7 @@ async function readChatAnswer(
   return translateResponse(normalizeResponse(config.dialect, validated.value), {
     requestModel: request.model,
     toolNames: prepared.toolNames,
+    toolSchemas: prepared.toolSchemas,
     generateId: config.generateId,
   });
 }
@@ -171,6 +174,7 @@ export async function* streamOverChat(
   const steps = chatStreamSteps({
     requestModel: request.model,
     toolNames: prepared.toolNames,
+    toolSchemas: prepared.toolSchemas,
     generateId: config.generateId,
     inputTokensEstimate,
   });

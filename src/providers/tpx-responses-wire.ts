@@ -73,6 +73,7 @@ function prepare(request: MessagesRequest, config: ResponsesWireConfig, streamin
   const context: ResponsesContext = {
     requestModel: request.model,
     toolNames: translated.toolNames,
+    toolSchemas: translated.toolSchemas,
     generateId: config.generateId,
     maxOutputTokens: translated.body.max_output_tokens,
   };

@@ -25,6 +25,7 @@ import { bearerPoster, bearerSender, type PostJson } from './send-with-bearer.js
 import { chatEndpoint, sendOverChat, streamOverChat, type ChatWireConfig } from './tpx-chat-wire.js';
 import { sendOverResponses, streamOverResponses, type ResponsesWireConfig } from './tpx-responses-wire.js';
 import type { TokenSource } from './token-source.js';
+import { checkBetasForTranslation } from '../translate/anthropic-betas.js';
 
 export interface TpxConfig {
   /** Where the bearer token comes from; it may be refreshed from the same source after a 401. */
@@ -91,18 +92,15 @@ export function createTpxProvider(config: TpxConfig): Provider {
   return {
     name: 'tpx',
 
-    async send(original, _options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+    async send(original, options: ExchangeOptions, context, report: ReportResponse): Promise<Message> {
+      checkBetas(options);
       const edits = await applyEdits(original);
       const message = await wire.send(edits.request, wireConfig, context, posterFor(context, report));
       return withAppliedEdits(message, edits);
     },
 
-    async *stream(
-      original,
-      _options: ExchangeOptions,
-      context,
-      report,
-    ): AsyncGenerator<MessageStreamEvent[]> {
+    async *stream(original, options: ExchangeOptions, context, report): AsyncGenerator<MessageStreamEvent[]> {
+      checkBetas(options);
       const edits = await applyEdits(original);
       const post = posterFor(context, report);
       const batches = wire.stream(edits.request, wireConfig, context, post, estimateStreamInputTokens);
@@ -129,4 +127,16 @@ export function createTpxProvider(config: TpxConfig): Provider {
       });
     },
   };
+}
+
+/**
+ * Refuses, before anything is sent, a caller's `anthropic-beta` that names a feature only Anthropic's
+ * servers run (`checkBetasForTranslation`); the other betas have nothing to send on this path.
+ */
+function checkBetas(options: ExchangeOptions): void {
+  const headers = options.headers;
+  if (headers === undefined) return;
+  for (const name in headers) {
+    if (name.toLowerCase() === 'anthropic-beta') checkBetasForTranslation(headers[name]);
+  }
 }

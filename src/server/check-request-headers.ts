@@ -15,7 +15,9 @@
  *
  * With a proxy token the token is what keeps pages out (a page cannot know it), so any well-formed
  * `Host` is served; `Origin` and the body type are checked the same way. A missing, repeated or
- * malformed `Host` is a 400 in every case (RFC 9112 §3.2).
+ * malformed `Host` is a 400 in every case (RFC 9112 §3.2), with one exception: an HTTP/1.0 liveness
+ * probe (`GET`/`HEAD /healthz`) without `Host`, which is what a load balancer's health check sends by
+ * default (HAProxy's `option httpchk`), is served, as `/readyz` is.
  *
  * @module
  */
@@ -74,6 +76,13 @@ const CORS_MAX_AGE_SECONDS = '600';
 export function isJsonMediaType(contentType: string): boolean {
   const essence = contentType.split(';', 1)[0]!.trim().toLowerCase();
   return essence === 'application/json' || (essence.startsWith('application/') && essence.endsWith('+json'));
+}
+
+/** Whether `request` is an HTTP/1.0 `GET` or `HEAD` of `/healthz` (any query) with no `Host` header. */
+function isHostlessHealthProbe(request: InboundRequest): boolean {
+  const isRead = request.method === 'GET' || request.method === 'HEAD';
+  const isHealth = request.url === '/healthz' || request.url.startsWith('/healthz?');
+  return request.httpVersion === '1.0' && isRead && isHealth;
 }
 
 /** A host name or address, lower-case, without brackets and without a trailing dot. */
@@ -155,7 +164,13 @@ export function createRequestHeaderCheck(options: RequestHeaderCheckOptions): Re
     const authority = request.url.startsWith('/') ? undefined : parseRequestTarget(request.url).authority;
     const hosts = headerLines(request, 'host');
     if (authority === undefined) {
-      if (hosts.length === 0) throw proxyError(400, 'the request has no Host header');
+      if (hosts.length === 0) {
+        // HTTP/1.0 does not require Host (RFC 9112 §3.2 asks it of HTTP/1.1), and a browser always sends
+        // one, so a probe without it names no host a rebinding page could have chosen. Only the liveness
+        // route is opened to it: a balancer that marks every replica down is the cost of refusing it.
+        if (isHostlessHealthProbe(request)) return;
+        throw proxyError(400, 'the request has no Host header');
+      }
       if (hosts.length > 1) throw proxyError(400, 'the request has more than one Host header');
     }
     const value = authority ?? hosts[0]!;

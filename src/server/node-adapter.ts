@@ -273,6 +273,7 @@ export function createNodeListener(
     const inbound: InboundRequest = {
       method: request.method ?? 'GET',
       url: request.url ?? '/',
+      httpVersion: request.httpVersion,
       headers: request.headers,
       rawHeaders: request.rawHeaders,
       readBody: () => body.read(),

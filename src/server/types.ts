@@ -13,6 +13,8 @@ export interface InboundRequest {
   method: string;
   /** The request target as received: the path and an optional `?query` (`/v1/messages?beta=true`). */
   url: string;
+  /** The HTTP version of the request line (`1.1`, `1.0`), when known. */
+  httpVersion?: string;
   /** Request headers, names in lower case (as `node:http` gives them). */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /**

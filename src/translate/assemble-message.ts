@@ -6,6 +6,7 @@
  * @module
  */
 import type { ContentBlock, Message, StopReason, Usage } from '../protocol/messages.js';
+import type { ToolInputSchemas } from './read-tool-input.js';
 import { encodeToolIds } from './tool-id-codec.js';
 
 /** The part of the tool-name map the answer translators need (see `tool-name-codec.ts`). */
@@ -22,6 +23,11 @@ export interface ResponseContext {
   toolNames: UpstreamToolNames;
   /** Fresh `[A-Za-z0-9_-]+` ids, for a message or tool call the provider gave no usable id. */
   generateId: () => string;
+  /**
+   * The request's tool input schemas by upstream name: tool arguments are fitted to them where that is
+   * unambiguous (`read-tool-input.ts`). @default none: arguments are only repaired, never fitted
+   */
+  toolSchemas?: ToolInputSchemas | undefined;
 }
 
 /** A tool call of a whole answer, as the decoder read it: ids and names still the provider's. */
@@ -54,7 +60,7 @@ export function messageIdFor(upstreamId: unknown, generateId: () => string): str
 /**
  * The `message` for an answer's blocks, in order. The message id is made first, then the tool ids: all
  * together through the tool-id codec (`encodeToolIds`: repeated, empty and odd provider ids get distinct,
- * valid, reversible ids), in the order a stream gives them. Tool names go back through `toolNames`;
+ * valid ids, each decoding to a wire id of its own), in the order a stream gives them. Tool names go back through `toolNames`;
  * `stop_sequence` is always `null` (OpenAI-compatible servers do not say which sequence matched).
  */
 export function assembleMessage(

@@ -11,6 +11,8 @@ const noId = (): string => {
 const REPEATED = encodeToolId('call_abc', 2, noId);
 /** The caller id of an upstream id that is not a valid Messages id. */
 const ENCODED = encodeToolId('functions.read:0', 1, noId);
+/** An id made up to stand for the same upstream id as `REPEATED`: the encoded form of that very string. */
+const LOOKALIKE = encodeToolId(REPEATED, 1, noId);
 
 function request(messages: MessageParam[]): MessagesRequest {
   return { model: 'claude-test', max_tokens: 16, messages };
@@ -44,13 +46,25 @@ describe('checkToolIdCollisions', () => {
     ).not.toThrow();
   });
 
+  it('accepts the ids a provider that repeated one id gave its calls: each stands for an upstream id of its own', () => {
+    expect(() =>
+      checkToolIdCollisions(
+        request([
+          { role: 'user', content: 'weather?' },
+          { role: 'assistant', content: [toolUse('call_abc'), toolUse(REPEATED)] },
+          { role: 'user', content: [toolResult('call_abc'), toolResult(REPEATED)] },
+        ]),
+      ),
+    ).not.toThrow();
+  });
+
   it('refuses two caller ids that stand for one upstream id, naming both, where they are, and the shared id', () => {
     const error = thrown(() =>
       checkToolIdCollisions(
         request([
           { role: 'user', content: 'weather?' },
-          { role: 'assistant', content: [toolUse('call_abc')] },
-          { role: 'user', content: [toolResult('call_abc'), toolResult(REPEATED)] },
+          { role: 'assistant', content: [toolUse(REPEATED)] },
+          { role: 'user', content: [toolResult(REPEATED), toolResult(LOOKALIKE)] },
         ]),
       ),
     );
@@ -58,20 +72,22 @@ describe('checkToolIdCollisions', () => {
     if (!isTransportError(error)) return;
     expect([error.code, error.status, error.retryable]).toStrictEqual(['MODEL_EINVAL', 400, false]);
     expect(error.message).toBe(
-      `messages.2.content.1: the tool id ${JSON.stringify(REPEATED)} and "call_abc" (messages.1.content.0) ` +
-        'both stand for the upstream tool-call id "call_abc"; the upstream would receive one id for two ' +
-        'different calls. Keep the tool ids as they were received, or give each call an id of its own',
+      `messages.2.content.1: the tool id ${JSON.stringify(LOOKALIKE)} and ${JSON.stringify(REPEATED)} ` +
+        `(messages.1.content.0) both stand for the upstream tool-call id ${JSON.stringify(REPEATED)}; the ` +
+        'upstream would receive one id for two different calls. Keep the tool ids as they were received, ' +
+        'or give each call an id of its own',
     );
   });
 
   it('reads the ids of tool calls as well as of tool results', () => {
     const error = thrown(() =>
       checkToolIdCollisions(
-        request([{ role: 'assistant', content: [toolUse(REPEATED), toolUse('call_abc')] }]),
+        request([{ role: 'assistant', content: [toolUse(LOOKALIKE), toolUse(REPEATED)] }]),
       ),
     );
     expect(
-      isTransportError(error) && error.message.startsWith('messages.0.content.1: the tool id "call_abc"'),
+      isTransportError(error) &&
+        error.message.startsWith(`messages.0.content.1: the tool id ${JSON.stringify(REPEATED)}`),
     ).toBe(true);
   });
 
@@ -79,12 +95,12 @@ describe('checkToolIdCollisions', () => {
     expect(() =>
       checkToolIdCollisions(
         request([
-          { role: 'assistant', content: [toolUse('call_abc')] },
+          { role: 'assistant', content: [toolUse(REPEATED)] },
           {
             role: 'user',
             content: [
-              { type: 'web_search_tool_result', tool_use_id: REPEATED, content: [] },
-              toolResult('call_abc'),
+              { type: 'web_search_tool_result', tool_use_id: LOOKALIKE, content: [] },
+              toolResult(REPEATED),
             ],
           },
         ]),

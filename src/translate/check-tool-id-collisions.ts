@@ -1,10 +1,12 @@
 /**
  * Refuses a request in which two different caller tool ids stand for the same upstream id.
  *
- * The tool-id codec decodes each caller id on its own (`tool-id-codec.ts`), and some distinct caller ids
- * decode to one provider id: `call_abc` and `tpx_d2eY2FsbF9hYmM` (the form a repeated `call_abc` was
- * given) both decode to `call_abc`, and a caller may send both. Sent on, the upstream would see one id
- * twice as two different calls, and could not tell their results apart.
+ * The tool-id codec decodes each caller id on its own (`tool-id-codec.ts`). The ids it gives the calls of
+ * one response always decode to distinct upstream ids (a repeated provider id goes back under the id the
+ * caller was shown), but ids a caller makes up can still meet: `tpx_d2eY2FsbF9hYmM` (the second of two
+ * `call_abc`) and `tpx_edHB4X2QyZVkyRnNiRjloWW1N` (the encoded form of that very string) both decode to
+ * `tpx_d2eY2FsbF9hYmM`, as do an unprefixed id over 200 characters and its encoded form. Sent on, the
+ * upstream would see one id twice as two different calls, and could not tell their results apart.
  *
  * @module
  */

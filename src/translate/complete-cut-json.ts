@@ -44,6 +44,35 @@ export function completeCutJson(text: string): string | undefined {
   return scanner.suffix();
 }
 
+/**
+ * Reads a text as it arrives, fragment by fragment, and says how much of it is certainly the beginning of
+ * a JSON object. A stream shows a tool call's arguments live only that far: what follows a `,` is held
+ * until the next value begins (a trailing comma is the most common defect of weak models, and repairing
+ * it must not take back what was shown), as is whitespace before the object.
+ */
+export class JsonPrefixReader {
+  readonly #scanner = new CutJsonScanner('');
+  #isPrefix = true;
+
+  /** Appends `fragment`; whether the whole text so far can still begin a JSON object. */
+  append(fragment: string): boolean {
+    if (!this.#isPrefix) return false;
+    const start = this.#scanner.extend(fragment);
+    for (let position = start; position < start + fragment.length; position++) {
+      if (!this.#scanner.read(position)) {
+        this.#isPrefix = false;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** How many characters of the text so far may be shown (while it is a JSON prefix). */
+  get safeLength(): number {
+    return this.#scanner.safeLength;
+  }
+}
+
 /** An open array or object; an object keeps the keys it has, so a repair never overwrites one. */
 type Container = { kind: 'object'; keys: Set<string> } | { kind: 'array' };
 
@@ -56,7 +85,9 @@ interface OpenString {
 
 /** Reads a cut JSON text one character at a time, then says what completes it. */
 class CutJsonScanner {
-  readonly #text: string;
+  #text: string;
+  /** Where a `,` not yet followed by anything but whitespace stands. */
+  #pendingComma: number | undefined;
   /** Each open container, outermost first. */
   readonly #containers: Container[] = [];
   #expectation: Expectation = 'root';
@@ -66,6 +97,19 @@ class CutJsonScanner {
 
   constructor(text: string) {
     this.#text = text;
+  }
+
+  /** Appends `fragment` to the text, for reading on; returns where it starts. */
+  extend(fragment: string): number {
+    const start = this.#text.length;
+    this.#text += fragment;
+    return start;
+  }
+
+  /** The length of the text that surely begins the object: none before `{`, none from a lone `,` on. */
+  get safeLength(): number {
+    if (this.#expectation === 'root') return 0;
+    return this.#pendingComma ?? this.#text.length;
   }
 
   /** Reads the character at `position`; `false` when the text cannot be the beginning of a JSON object. */
@@ -82,6 +126,7 @@ class CutJsonScanner {
       this.#expectation = this.#afterValue();
     }
     if (/\s/.test(character)) return true;
+    this.#pendingComma = undefined;
     return this.#readToken(character, position);
   }
 
@@ -126,6 +171,9 @@ class CutJsonScanner {
       string.escape = string.escape === 3 ? 'none' : string.escape + 1;
     } else if (character === '\\') {
       string.escape = 'backslash';
+    } else if (character < ' ') {
+      // A raw control character (a newline, mostly) is not JSON: no suffix mends it, a repair does.
+      return false;
     } else if (character === '"') {
       if (string.isKey) {
         this.#expectation = 'colon';
@@ -162,7 +210,7 @@ class CutJsonScanner {
       case 'value-or-end':
         return this.#readValueOrEnd(character);
       case 'comma-or-end':
-        return this.#readCommaOrEnd(character);
+        return this.#readCommaOrEnd(character, position);
       default: {
         const unknown: never = this.#expectation;
         return unknown;
@@ -191,9 +239,10 @@ class CutJsonScanner {
     return true;
   }
 
-  #readCommaOrEnd(character: string): boolean {
+  #readCommaOrEnd(character: string, position: number): boolean {
     const innermost = this.#containers.at(-1)?.kind;
     if (character === ',') {
+      this.#pendingComma = position;
       this.#expectation = innermost === 'object' ? 'key' : 'value';
       return true;
     }

@@ -8,8 +8,9 @@
  * - `message_start` once, first, with a fresh message id (the upstream id is not known yet);
  * - one open content block at a time, numbered 0, 1, 2… in order: text, thinking and a tool block that
  *   streams its input live each close whatever block is open before they open;
- * - a tool block's id comes from the tool-id codec when the block opens, counting repeats of a provider id
- *   in block order, so a stream numbers repeated ids as `encodeToolIds` numbers them in a whole answer;
+ * - a tool block's id comes from the tool-id codec's issuer when the block opens, counting repeats of a
+ *   provider id in block order, so a stream numbers repeated ids as `encodeToolIds` numbers them in a
+ *   whole answer;
  *   its name goes back through the request's tool-name map;
  * - nothing after `message_stop`: the end closes the open block, then sends `message_delta` (the stop
  *   reason the decoder determined, and the usage: the upstream's, else the input estimate) and
@@ -23,7 +24,7 @@
 import type { MessageDeltaUsage, MessageStreamEvent, StopReason, Usage } from '../protocol/messages.js';
 import { messageIdFor, type ResponseContext } from './assemble-message.js';
 import { protocolError } from './protocol-error.js';
-import { encodeToolId } from './tool-id-codec.js';
+import { createToolIdIssuer } from './tool-id-codec.js';
 
 /** What a stream writer needs: the response context, plus an optional input-token estimate. */
 export type StreamContext = ResponseContext & {
@@ -50,12 +51,13 @@ export class MessageStreamWriter {
   #open: OpenBlock | undefined;
   #nextBlockIndex = 0;
   #sawToolUse = false;
-  readonly #idOccurrences = new Map<string, number>();
+  readonly #issueToolId: (providerId: string | undefined) => string;
 
   constructor(context: StreamContext) {
     this.#context = context;
     // message_start goes out before any upstream data, so the upstream id is not known yet: always generate.
     this.#messageId = messageIdFor(undefined, context.generateId);
+    this.#issueToolId = createToolIdIssuer(context.generateId);
   }
 
   /** Whether the stream ended (`message_stop` was written). */
@@ -163,7 +165,7 @@ export class MessageStreamWriter {
       index,
       content_block: {
         type: 'tool_use',
-        id: this.#encodeId(providerId),
+        id: this.#issueToolId(providerId),
         name: this.#context.toolNames.fromUpstream(upstreamName),
         input: {},
       },
@@ -227,14 +229,6 @@ export class MessageStreamWriter {
     });
     this.#open = { kind, index, key };
     return index;
-  }
-
-  /** The codec's id for the next tool block, counting repeats of a provider id in block order. */
-  #encodeId(providerId: string | undefined): string {
-    if (providerId === undefined) return encodeToolId(undefined, 1, this.#context.generateId);
-    const occurrence = (this.#idOccurrences.get(providerId) ?? 0) + 1;
-    this.#idOccurrences.set(providerId, occurrence);
-    return encodeToolId(providerId, occurrence, this.#context.generateId);
   }
 
   #deltaUsage(usage: Usage | undefined): MessageDeltaUsage {

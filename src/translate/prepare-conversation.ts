@@ -54,13 +54,14 @@ export function prepareConversation(
         const next = merged.slice(turnIndex + 1).find((later) => later.role !== 'system');
         const results = next?.role === 'user' ? toolResultsOf(next) : [];
         results.forEach((positioned) => answered.add(positioned));
-        return [{ role: 'assistant', blocks }, ...toolTurn(results, wire)];
+        return [{ role: 'assistant', blocks }, ...toolTurn(results, toolNames, wire)];
       }
       case 'user': {
         // Results no assistant turn asked for still go first (the pairing check refuses such requests
         // before translation, when the caller runs it).
         const unanswered = toolTurn(
           toolResultsOf(turn).filter((positioned) => !answered.has(positioned)),
+          toolNames,
           wire,
         );
         const rest = turn.blocks.filter((positioned) => positioned.block.type !== 'tool_result');
@@ -84,9 +85,15 @@ function toolResultsOf(turn: Turn): PositionedBlock[] {
   return turn.blocks.filter((positioned) => positioned.block.type === 'tool_result');
 }
 
-function toolTurn(results: readonly PositionedBlock[], wire: RequestWire): NeutralTurn[] {
+function toolTurn(
+  results: readonly PositionedBlock[],
+  toolNames: ToolNameMap,
+  wire: RequestWire,
+): NeutralTurn[] {
   if (results.length === 0) return [];
-  return [{ role: 'tool', results: results.map((positioned) => readToolResult(positioned, wire)) }];
+  return [
+    { role: 'tool', results: results.map((positioned) => readToolResult(positioned, toolNames, wire)) },
+  ];
 }
 
 /** The `system` field as text parts, each with its `cache_control` where the wire forwards it. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { JsonPrefixReader } from './complete-cut-json.js';
 
 /** One upstream tool call, from its first fragment to its flush. */
 export interface StreamToolCall {
@@ -21,11 +22,16 @@ export interface StreamToolCall {
    * stream writer knows), closed once another block took its place.
    */
   state: 'pending' | 'opened';
-  /** Whether a non-whitespace fragment has been sent in an `input_json_delta`. */
-  sentContent: boolean;
-  /** Fragments of a live call not yet sent: only whitespace so far (see `StreamTranslator`). */
-  unsent: string[];
-  /** After a `length` cut: what completes the arguments into a JSON object (`''` when nothing is needed). */
+  /** How much of a live call's arguments was sent in `input_json_delta`s. */
+  sentLength: number;
+  /** A live call's arguments received but not yet sent (see `StreamTranslator`). */
+  held: string;
+  /** Reads a live call's arguments as they come; `undefined` once they stop being JSON (then all is held). */
+  prefix: JsonPrefixReader | undefined;
+  /**
+   * At the end, for an opened call: what its block still needs after what was sent (a cut's completion,
+   * or the rest of a repaired input); for a pending call: its whole arguments as delivered.
+   */
   completion: string;
 }
 
@@ -100,8 +106,9 @@ export class StreamToolCalls {
       name: undefined,
       fragments: [],
       state: 'pending',
-      sentContent: false,
-      unsent: [],
+      sentLength: 0,
+      held: '',
+      prefix: new JsonPrefixReader(),
       completion: '',
     };
     this.#calls.push(call);

@@ -28,8 +28,8 @@ import { isObject } from '../protocol/is-object.js';
 import { mapStreamErrorObject } from './map-stream-error-object.js';
 import { mapUsage } from './map-usage.js';
 import { MessageStreamWriter, type StreamContext } from './message-stream-writer.js';
-import { optionalString, protocolError } from './protocol-error.js';
-import { cutArgumentsCompletion, describeToolCall, parseToolArgumentsText } from './read-tool-input.js';
+import { excerpt, optionalString, protocolError } from './protocol-error.js';
+import { describeToolCall, readToolArguments } from './read-tool-input.js';
 import {
   argumentsFragment,
   StreamToolCalls,
@@ -59,8 +59,11 @@ export class StreamTranslator {
   #sawRefusal = false;
   readonly #calls = new StreamToolCalls();
 
+  readonly #toolSchemas: StreamContext['toolSchemas'];
+
   constructor(context: StreamContext) {
     this.#writer = new MessageStreamWriter(context);
+    this.#toolSchemas = context.toolSchemas;
   }
 
   /** Events to emit before any chunk (`message_start`). Call once, first; later calls return `[]`. */
@@ -134,7 +137,7 @@ export class StreamTranslator {
     for (const call of pending) {
       this.#calls.removeFromPending();
       call.state = 'opened';
-      this.#writer.toolCall(call.providerId, call.name!, call.fragments.join('') + call.completion, events);
+      this.#writer.toolCall(call.providerId, call.name!, call.completion, events);
     }
 
     const stopReason = stopReasonFor(this.#finishReason, this.#sawRefusal, this.#writer.sawToolUse);
@@ -206,38 +209,36 @@ export class StreamTranslator {
     this.#calls.removeFromPending();
     call.state = 'opened';
     this.#writer.openToolBlock(call.providerId, call.name!, call, events);
-    const pending = call.fragments;
-    if (pending.some((fragment) => /\S/.test(fragment))) {
-      this.#writer.inputJson(pending.join(''), events);
-      call.sentContent = true;
-    } else {
-      call.unsent.push(...pending);
-    }
+    if (call.fragments.length > 0) this.#appendLive(call, call.fragments.join(''), events);
   }
 
   /**
-   * Sends a live call's fragment. Leading whitespace-only fragments are held back until real content
-   * arrives, so a call whose arguments are only whitespace leaves the client with `{}` rather than an
-   * unparseable `"  "`.
+   * Sends a live call's fragment as far as it surely begins a JSON object (`JsonPrefixReader`): leading
+   * whitespace is held back until real content arrives, so a call whose arguments are only whitespace
+   * leaves the client with `{}` rather than an unparseable `"  "`; a `,` waits for what follows it; and
+   * once the arguments stop being JSON, the rest is held for the repair at the end, which can then still
+   * append to what was sent instead of having to take it back.
    */
   #appendLive(call: StreamToolCall, fragment: string, events: MessageStreamEvent[]): void {
-    if (call.sentContent) {
-      this.#writer.inputJson(fragment, events);
-    } else if (/\S/.test(fragment)) {
-      call.unsent.push(fragment);
-      this.#writer.inputJson(call.unsent.join(''), events);
-      call.sentContent = true;
-      call.unsent = [];
-    } else {
-      call.unsent.push(fragment);
+    call.held += fragment;
+    if (call.prefix === undefined) return;
+    if (!call.prefix.append(fragment)) {
+      call.prefix = undefined;
+      return;
     }
+    const sendable = call.prefix.safeLength - call.sentLength;
+    if (sendable <= 0) return;
+    this.#writer.inputJson(call.held.slice(0, sendable), events);
+    call.held = call.held.slice(sendable);
+    call.sentLength += sendable;
   }
 
   /**
-   * The calls to emit, after checking each: it needs a name, and its arguments must form a JSON object —
-   * after a `length` cut, once completed (`cutArgumentsCompletion`), which only a call still open can be.
-   * A call that carried nothing at all (no id, name or arguments) is dropped: there is nothing to show
-   * or to answer.
+   * The calls to emit, after checking each: it needs a name, and its arguments must give a JSON object
+   * (`readToolArguments`: repaired, fitted to the tool's schema, and after a `length` cut completed, which
+   * only a call still open can be). Each call's `completion` is set to what it still needs (see
+   * {@link remainderFor}). A call that carried nothing at all (no id, name or arguments) is dropped: there
+   * is nothing to show or to answer.
    */
   #checkedToolCalls(): StreamToolCall[] {
     const isCut = this.#finishReason === 'length';
@@ -251,13 +252,49 @@ export class StreamTranslator {
         throw protocolError(`${describeToolCall(toolCallDescription(call))} never received a function name`);
       }
       const text = call.fragments.join('');
-      if (isCut && !this.#isClosed(call)) {
-        call.completion = cutArgumentsCompletion(text, toolCallDescription(call));
+      const description = toolCallDescription(call);
+      const reading = readToolArguments(text, description, {
+        isCut: isCut && !this.#isClosed(call),
+        schema: call.name === undefined ? undefined : this.#toolSchemas?.get(call.name),
+      });
+      const delivered = reading.replacement ?? text + reading.completion;
+      if (call.state === 'pending') {
+        call.completion = delivered;
       } else {
-        parseToolArgumentsText(text, toolCallDescription(call));
+        const candidates = [delivered, reading.unfitted ?? delivered];
+        call.completion = remainderFor(call, text, candidates, this.#isClosed(call));
       }
       calls.push(call);
     }
     return calls;
   }
+}
+
+/**
+ * What an opened call's block still needs so that what it sent reads as the first of `candidates` that
+ * begins with it (the fitted input first, then the input only repaired): the rest of that text — nothing
+ * for a block already closed, which can take no more.
+ *
+ * @throws TransportError `MODEL_EPROTO` naming the call when none does: the part already streamed cannot
+ *   be taken back, and the client must not assemble an input nobody meant.
+ */
+function remainderFor(
+  call: StreamToolCall,
+  text: string,
+  candidates: readonly string[],
+  isClosed: boolean,
+): string {
+  const sent = text.slice(0, call.sentLength);
+  for (const candidate of candidates) {
+    if (!candidate.startsWith(sent)) continue;
+    const remainder = candidate.slice(sent.length);
+    // Whitespace reads the same sent or not (and a blank input must stay blank, which is `{}`); a closed
+    // block can take nothing else.
+    if (!/\S/.test(remainder)) return '';
+    if (!isClosed) return remainder;
+  }
+  throw protocolError(
+    `${describeToolCall(toolCallDescription(call))} has arguments that needed a repair after part of them ` +
+      `was already streamed, which cannot be taken back: ${excerpt(text)}`,
+  );
 }

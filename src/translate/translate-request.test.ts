@@ -832,7 +832,7 @@ describe('translateRequest: tool results', () => {
                 {
                   type: 'tool_result',
                   tool_use_id: 'call_b',
-                  content: [{ type: 'tool_reference', tool_name: 't' }],
+                  content: [{ type: 'future_block', detail: 't' }],
                 },
               ],
             },
@@ -840,9 +840,42 @@ describe('translateRequest: tool results', () => {
         }),
       ),
     ).toBe(
-      'messages[2].content[1].content[0]: a "tool_reference" block inside a tool_result cannot be translated to Chat ' +
+      'messages[2].content[1].content[0]: a "future_block" block inside a tool_result cannot be translated to Chat ' +
         'Completions; remove it, or use the anthropic provider',
     );
+  });
+
+  it('sends a tool_reference inside a tool_result as a line naming the tool, as the upstream knows it', () => {
+    const body = translate(
+      request({
+        messages: [
+          { role: 'user', content: 'go' },
+          toolTurn,
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'call_a', content: 'ok' },
+              {
+                type: 'tool_result',
+                tool_use_id: 'call_b',
+                content: [
+                  { type: 'tool_reference', tool_name: 'get_weather' },
+                  { type: 'tool_reference', tool_name: 'not_offered' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(body.messages.filter((message) => message.role === 'tool')).toEqual([
+      { role: 'tool', tool_call_id: 'call_a', content: 'ok' },
+      {
+        role: 'tool',
+        tool_call_id: 'call_b',
+        content: 'Tool available: get_weather\nTool available: not_offered',
+      },
+    ]);
   });
 
   it('decodes caller tool ids back to the provider ids in tool calls and tool messages', () => {
@@ -868,11 +901,11 @@ describe('translateRequest: tool results', () => {
     ]);
   });
 
-  it('refuses two caller tool ids that decode to one provider id, rather than send it twice', () => {
+  it('sends a repeated provider id back the first time as given and the second time under the id the caller was shown', () => {
     const providerId = 'functions.read:0';
     const callerId = encodeToolId(providerId, 1, () => 'unused');
     const repeatedId = encodeToolId(providerId, 2, () => 'unused');
-    const call = () =>
+    expect(
       translate(
         request({
           messages: [
@@ -887,15 +920,54 @@ describe('translateRequest: tool results', () => {
             {
               role: 'user',
               content: [
-                { type: 'tool_result', tool_use_id: callerId, content: '1' },
                 { type: 'tool_result', tool_use_id: repeatedId, content: '2' },
+                { type: 'tool_result', tool_use_id: callerId, content: '1' },
+              ],
+            },
+          ],
+        }),
+      ).messages.slice(1),
+    ).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: providerId, type: 'function', function: { name: 'read', arguments: '{}' } },
+          { id: repeatedId, type: 'function', function: { name: 'read', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: repeatedId, content: '2' },
+      { role: 'tool', tool_call_id: providerId, content: '1' },
+    ]);
+  });
+
+  it('refuses two caller tool ids made up to decode to one provider id, rather than send it twice', () => {
+    const repeatedId = encodeToolId('functions.read:0', 2, () => 'unused');
+    const lookalike = encodeToolId(repeatedId, 1, () => 'unused');
+    const call = () =>
+      translate(
+        request({
+          messages: [
+            { role: 'user', content: 'go' },
+            {
+              role: 'assistant',
+              content: [
+                { type: 'tool_use', id: repeatedId, name: 'read', input: {} },
+                { type: 'tool_use', id: lookalike, name: 'read', input: {} },
+              ],
+            },
+            {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: repeatedId, content: '1' },
+                { type: 'tool_result', tool_use_id: lookalike, content: '2' },
               ],
             },
           ],
         }),
       );
     expect(call).toThrow(TransportError);
-    expect(call).toThrow(/both stand for the upstream tool-call id "functions.read:0"/);
+    expect(call).toThrow(`both stand for the upstream tool-call id ${JSON.stringify(repeatedId)}`);
   });
 
   it('places system messages between a tool call and its results after the tool messages', () => {
@@ -1158,8 +1230,9 @@ describe('translateRequest: properties', () => {
       fc.property(conversation, ({ names, exchanges }) => {
         const { request: input, callerIds } = buildRequest(names, exchanges);
         checkPairing(input.messages);
-        // A provider that repeated an id gave two calls one id: their caller ids differ, and sending
-        // both back would send that id twice, so the request is refused.
+        // Only calls of different turns can stand for one upstream id (a provider that used one id
+        // in two of its answers); such a request is refused. Within a turn, every call has its own.
+        callerIds.forEach((ids) => expect(new Set(ids.map(decodeToolId)).size).toBe(ids.length));
         const callersByUpstream = new Map<string, Set<string>>();
         for (const id of callerIds.flat()) {
           const callers = callersByUpstream.get(decodeToolId(id)) ?? new Set<string>();
@@ -1193,7 +1266,9 @@ describe('translateRequest: properties', () => {
           exchange.calls.forEach((call, index) => {
             const sent = assistant.tool_calls![index]!;
             expect(sent.id).toBe(decodeToolId(ids[index]!));
-            if (call.providerId !== '') expect(sent.id).toBe(call.providerId);
+            const isFirst =
+              exchange.calls.findIndex((other) => other.providerId === call.providerId) === index;
+            if (call.providerId !== '' && isFirst) expect(sent.id).toBe(call.providerId);
             expect(toolNames.fromUpstream(sent.function.name)).toBe(call.name);
             expect(JSON.parse(sent.function.arguments)).toEqual(call.input);
           });

@@ -24,6 +24,7 @@ import { chatRequestWire } from './chat-request-wire.js';
 import type { DialectProfile } from './dialects.js';
 import { encodeChatRequest, type EncodeChatRequestOptions } from './encode-chat-request.js';
 import { prepareRequest } from './prepare-request.js';
+import { toolInputSchemas, type ToolInputSchemas } from './read-tool-input.js';
 import type { ToolNameMap } from './tool-name-codec.js';
 
 /** Options for `translateRequest`. */
@@ -35,10 +36,12 @@ export interface TranslateRequestOptions extends EncodeChatRequestOptions {
   dialect?: DialectProfile;
 }
 
-/** The translated body, and the tool-name map needed to translate the answer back. */
+/** The translated body, and the tool-name map and tool schemas needed to translate the answer back. */
 export interface TranslatedRequest {
   body: ChatCompletionRequest;
   toolNames: ToolNameMap;
+  /** The request's tool input schemas by upstream name, for fitting tool arguments (`readToolArguments`). */
+  toolSchemas: ToolInputSchemas;
 }
 
 /**
@@ -56,5 +59,9 @@ export function translateRequest(
   options: TranslateRequestOptions = {},
 ): TranslatedRequest {
   const prepared = prepareRequest(request, chatRequestWire(options.dialect));
-  return { body: encodeChatRequest(prepared, options), toolNames: prepared.toolNames };
+  return {
+    body: encodeChatRequest(prepared, options),
+    toolNames: prepared.toolNames,
+    toolSchemas: toolInputSchemas(request.tools ?? [], (name) => prepared.toolNames.toUpstream(name)),
+  };
 }

@@ -178,7 +178,14 @@ describe('translateResponse', () => {
     expect(message.id).toBe('msg_gen1');
     expect(message.stop_reason).toBe('tool_use');
     const ids = message.content.flatMap((block) => (block.type === 'tool_use' ? [block.id as string] : []));
-    expect(ids.map(decodeToolId)).toEqual(['call_a', 'functions.read:0', 'call_a', 'tpx_ggen2', 'tpx_ggen3']);
+    // The repeated call_a goes back under the id the caller was shown, so each call keeps its own.
+    expect(ids.map(decodeToolId)).toEqual([
+      'call_a',
+      'functions.read:0',
+      'tpx_d2eY2FsbF9h',
+      'tpx_ggen2',
+      'tpx_ggen3',
+    ]);
   });
 
   it('reports max_tokens rather than refusal when the token limit cut a refusal', () => {

@@ -16,7 +16,7 @@ import { assembleMessage, type AnswerToolCall, type ResponseContext } from './as
 import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { describeType, optionalString, protocolError } from './protocol-error.js';
-import { describeToolCall, parseCutToolInput, parseToolInput } from './read-tool-input.js';
+import { describeToolCall, readToolArguments, type ToolInputSchemas } from './read-tool-input.js';
 
 export type { ResponseContext, UpstreamToolNames } from './assemble-message.js';
 
@@ -33,7 +33,8 @@ export type { ResponseContext, UpstreamToolNames } from './assemble-message.js';
  *   2. one `text` block from a string `content` or the text parts of an array `content`, followed by
  *      `refusal`; omitted when empty;
  *   3. one `tool_use` block per tool call, ids through the tool-id codec (`encodeToolIds`: repeated,
- *      empty and odd provider ids get distinct, valid, reversible ids), names through `toolNames`.
+ *      empty and odd provider ids get distinct, valid ids, each decoding to a wire id of its own),
+ *      names through `toolNames`.
  * - `stop_reason`: `max_tokens` after `length`; else `refusal` when the model refused; else
  *   `mapFinishReason(finish_reason, hasToolCalls)`.
  * - `stop_sequence`: always `null` (OpenAI does not say which sequence matched).
@@ -76,7 +77,11 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
   const blocks: (ContentBlock | AnswerToolCall)[] = [];
   if (thinking !== '') blocks.push({ type: 'thinking', thinking, signature: '' });
   if (text !== '') blocks.push({ type: 'text', text });
-  const toolCalls = readToolCalls(upstreamMessage['tool_calls'], finishReason === 'length');
+  const toolCalls = readToolCalls(
+    upstreamMessage['tool_calls'],
+    finishReason === 'length',
+    context.toolSchemas,
+  );
   blocks.push(...toolCalls);
 
   const stopReason = stopReasonFor(finishReason, refusal !== '', toolCalls.length > 0);
@@ -177,7 +182,11 @@ export function finishedWithError(): TransportError {
  * The tool calls of `choices[0].message`, each with its input: a call without a function name is
  * refused; after a `length` cut (`isCut`) string arguments are completed before they are parsed.
  */
-function readToolCalls(value: unknown, isCut: boolean): AnswerToolCall[] {
+function readToolCalls(
+  value: unknown,
+  isCut: boolean,
+  schemas: ToolInputSchemas | undefined,
+): AnswerToolCall[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
     throw protocolError(`choices[0].message.tool_calls is ${describeType(value)}, not an array`);
@@ -199,9 +208,10 @@ function readToolCalls(value: unknown, isCut: boolean): AnswerToolCall[] {
       type: 'tool_call',
       providerId: description.id,
       upstreamName,
-      input: isCut
-        ? parseCutToolInput(argumentsValue, description)
-        : parseToolInput(argumentsValue, description),
+      input: readToolArguments(argumentsValue, description, {
+        isCut,
+        schema: schemas?.get(upstreamName),
+      }).input,
     };
   });
 }

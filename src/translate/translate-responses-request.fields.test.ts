@@ -607,12 +607,16 @@ describe('translateResponsesRequest: tool results', () => {
       refusal(
         toolResultWith([
           { type: 'text', text: 'a' },
-          { type: 'tool_reference', tool_name: 't' },
+          { type: 'future_block', detail: 't' },
         ]),
       ),
     ).toBe(
-      'messages[2].content[0].content[1]: a "tool_reference" block inside a tool_result cannot be translated to ' +
+      'messages[2].content[0].content[1]: a "future_block" block inside a tool_result cannot be translated to ' +
         'the Responses API; remove it, or use the anthropic provider',
+    );
+    expect(refusal(toolResultWith([{ type: 'tool_reference', tool_name: 'a b' }]))).toBe(
+      'messages[2].content[0].content[0].tool_name must be a tool name of 1 to 256 characters from ' +
+        '[a-zA-Z0-9_-], got "a b"',
     );
     expect(refusal(toolResultWith([{ type: 'image', source: { type: 'file' } }]))).toBe(
       'messages[2].content[0].content[0]: an image with source type "file" cannot be translated; use a base64 or ' +

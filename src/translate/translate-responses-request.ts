@@ -18,15 +18,18 @@ import {
   type EncodeResponsesRequestOptions,
 } from './encode-responses-request.js';
 import { prepareRequest } from './prepare-request.js';
+import { toolInputSchemas, type ToolInputSchemas } from './read-tool-input.js';
 import type { ToolNameMap } from './tool-name-codec.js';
 
 /** Options for `translateResponsesRequest`. */
 export type TranslateResponsesRequestOptions = EncodeResponsesRequestOptions;
 
-/** The translated body, and the tool-name map needed to translate the answer back. */
+/** The translated body, and the tool-name map and tool schemas needed to translate the answer back. */
 export interface TranslatedResponsesRequest {
   body: ResponsesRequest;
   toolNames: ToolNameMap;
+  /** The request's tool input schemas by upstream name, for fitting tool arguments (`readToolArguments`). */
+  toolSchemas: ToolInputSchemas;
 }
 
 /**
@@ -40,5 +43,9 @@ export function translateResponsesRequest(
   options: TranslateResponsesRequestOptions = {},
 ): TranslatedResponsesRequest {
   const prepared = prepareRequest(request, RESPONSES_REQUEST_WIRE);
-  return { body: encodeResponsesRequest(prepared, options), toolNames: prepared.toolNames };
+  return {
+    body: encodeResponsesRequest(prepared, options),
+    toolNames: prepared.toolNames,
+    toolSchemas: toolInputSchemas(request.tools ?? [], (name) => prepared.toolNames.toUpstream(name)),
+  };
 }

@@ -19,9 +19,10 @@ import { optionalString, protocolError } from './protocol-error.js';
 import { encodeReasoningSignature } from './reasoning-signature-codec.js';
 import {
   describeToolCall,
-  parseCutToolInput,
-  parseToolInput,
+  readToolArguments,
+  type ToolArgumentsReading,
   type ToolCallDescription,
+  type ToolInputSchemas,
 } from './read-tool-input.js';
 
 /** What the Responses translators need: the response context, plus the output limit that was sent. */
@@ -70,7 +71,7 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
     }
   }
   const isCut = wasCut(response, context.maxOutputTokens);
-  const { blocks, sawRefusal } = readOutput(output, isCut);
+  const { blocks, sawRefusal } = readOutput(output, isCut, context.toolSchemas);
   const sawToolUse = blocks.some((block) => block.type === 'tool_call');
   return assembleMessage(
     context,
@@ -85,6 +86,7 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
 function readOutput(
   output: readonly ResponsesOutputItem[],
   isCut: boolean,
+  schemas: ToolInputSchemas | undefined,
 ): { blocks: (ContentBlock | AnswerToolCall)[]; sawRefusal: boolean } {
   const blocks: (ContentBlock | AnswerToolCall)[] = [];
   let sawRefusal = false;
@@ -107,7 +109,7 @@ function readOutput(
         break;
       }
       case 'function_call': {
-        const input = readFunctionCall(item, item.arguments, position++, isCut);
+        const { input } = readFunctionCall(item, item.arguments, position++, isCut, schemas);
         blocks.push({
           type: 'tool_call',
           providerId: optionalString(item.call_id),
@@ -239,9 +241,10 @@ export function reasoningSignatureFor(item: ResponsesOutputItem, source: 'summar
 }
 
 /**
- * @internal A function call's input. When the output limit cut the response (`isCut`), string arguments
- * are first completed by appending only (`cutArgumentsCompletion`), as on the Chat Completions wire: the
- * cut call is delivered, and the stop reason (`max_tokens`) tells the caller not to run it.
+ * @internal A function call's input, read by `readToolArguments` (repaired, and fitted to its tool's schema
+ * in `schemas`). When the output limit cut the response (`isCut`), string arguments that stop mid-JSON are
+ * completed by appending only, as on the Chat Completions wire: the cut call is delivered, and the stop
+ * reason (`max_tokens`) tells the caller not to run it.
  *
  * @throws TransportError `MODEL_EPROTO` naming the call, for a call without a name, or with arguments
  *   that are not a JSON object (after a cut: not even the beginning of one).
@@ -251,7 +254,8 @@ export function readFunctionCall(
   argumentsValue: unknown,
   position: number,
   isCut: boolean,
-): Record<string, unknown> {
+  schemas: ToolInputSchemas | undefined,
+): ToolArgumentsReading {
   const description: ToolCallDescription = {
     position,
     name: optionalString(item.name),
@@ -260,7 +264,7 @@ export function readFunctionCall(
   if (description.name === undefined) {
     throw protocolError(`${describeToolCall(description)} has no function name`);
   }
-  return isCut ? parseCutToolInput(argumentsValue, description) : parseToolInput(argumentsValue, description);
+  return readToolArguments(argumentsValue, description, { isCut, schema: schemas?.get(description.name) });
 }
 
 function partTexts(parts: unknown, type: string): string[] {

@@ -500,9 +500,15 @@ describe('law (c): tool ids and reasoning survive streaming exactly', () => {
             input: unknown;
           }[];
           expect(toolBlocks.map((block) => block.id)).toEqual(expectedIds);
+          const wireIds = toolBlocks.map((block) => decodeToolId(block.id));
+          expect(new Set(wireIds).size).toBe(toolBlocks.length);
           toolBlocks.forEach((block, position) => {
             const call = calls[position]!;
-            if (call.callId !== undefined) expect(decodeToolId(block.id)).toBe(call.callId);
+            // A first occurrence goes back as the provider gave it (unless an earlier call already holds
+            // that string as its wire id); a repeat goes back under the distinct id the caller was shown.
+            const isFirst = calls.findIndex((other) => other.callId === call.callId) === position;
+            if (call.callId !== undefined && isFirst && !wireIds.slice(0, position).includes(call.callId))
+              expect(wireIds[position]).toBe(call.callId);
             expect(block.input).toEqual(call.input);
           });
 

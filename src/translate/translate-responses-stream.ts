@@ -36,11 +36,12 @@
 import type { MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesOutputItem, ResponsesResponse, ResponsesStreamEvent } from '../protocol/responses.js';
 import { isObject } from '../protocol/is-object.js';
+import { stringifyExactJson } from '../protocol/exact-json.js';
 import { mapResponsesError } from './map-responses-error.js';
 import { mapResponsesUsage } from './map-responses-usage.js';
 import { MessageStreamWriter } from './message-stream-writer.js';
 import { optionalString, protocolError } from './protocol-error.js';
-import { cutArgumentsCompletion, type ToolCallDescription } from './read-tool-input.js';
+import type { ToolArgumentsReading } from './read-tool-input.js';
 import {
   REASONING_PART_SEPARATOR,
   checkTerminalStatus,
@@ -322,9 +323,15 @@ export class ResponsesStreamTranslator {
       ...(state.callId === undefined ? {} : { call_id: state.callId }),
     };
     const isCompleted = isFinal && isCut;
-    let input: Record<string, unknown>;
+    let reading: ToolArgumentsReading;
     try {
-      input = readFunctionCall(pseudoItem, argumentsValue, state.position, isCompleted);
+      reading = readFunctionCall(
+        pseudoItem,
+        argumentsValue,
+        state.position,
+        isCompleted,
+        this.#context.toolSchemas,
+      );
     } catch (error) {
       if (!isFinal) {
         state.isHeld = true;
@@ -333,12 +340,11 @@ export class ResponsesStreamTranslator {
       throw error;
     }
     state.isHeld = false;
+    // Whole calls only on this wire, so a repaired or fitted input simply replaces the arguments.
     const json =
       typeof argumentsValue !== 'string'
-        ? JSON.stringify(input)
-        : isCompleted
-          ? argumentsValue + cutArgumentsCompletion(argumentsValue, describeCall(state))
-          : argumentsValue;
+        ? stringifyExactJson(reading.input)
+        : (reading.replacement ?? argumentsValue + reading.completion);
     this.#writer.toolCall(state.callId, state.name!, json, events);
   }
 
@@ -371,10 +377,6 @@ export class ResponsesStreamTranslator {
     const usage = mapResponsesUsage(isObject(response.usage) ? response.usage : undefined);
     this.#writer.finish(stopReason, usage, events);
   }
-}
-
-function describeCall(state: ItemState): ToolCallDescription {
-  return { position: state.position, name: state.name, id: state.callId };
 }
 
 /** A delta's text: strings as they are; anything else carries no text. */

@@ -511,9 +511,20 @@ describe('law (c): tool ids, names and arguments survive streaming exactly', () 
           );
           expect(blocks.map((block) => block.type)).toEqual(calls.map(() => 'tool_use'));
           expect(blocks.map((block) => block.id)).toEqual(expectedIds);
+          const wireIds = blocks.map((block) => decodeToolId(block.id));
+          expect(new Set(wireIds).size).toBe(blocks.length);
           blocks.forEach((block, position) => {
             const call = calls[position]!;
-            if (call.id !== null && call.id !== '') expect(decodeToolId(block.id)).toBe(call.id);
+            // A first occurrence goes back as the provider gave it (unless an earlier call already holds
+            // that string as its wire id); a repeat goes back under the distinct id the caller was shown.
+            const isFirst = calls.findIndex((other) => other.id === call.id) === position;
+            if (
+              call.id !== null &&
+              call.id !== '' &&
+              isFirst &&
+              !wireIds.slice(0, position).includes(call.id)
+            )
+              expect(wireIds[position]).toBe(call.id);
             expect(block.name).toBe(context().toolNames.fromUpstream(call.name));
             const written = argumentsOf(call);
             expect(block.input).toEqual(

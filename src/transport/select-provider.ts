@@ -46,6 +46,8 @@ export type ResolvedConfig =
 export interface AnthropicSelection {
   apiKey: string;
   baseUrl: string;
+  /** `TPX_DROP_BETAS`: present only when it names any. */
+  dropBetas?: readonly string[];
 }
 
 /** What the `tpx` provider needs from selection. `tokenSpec` holds the token read at start-up. */
@@ -146,6 +148,7 @@ export function selectProvider(
           base === undefined
             ? DEFAULT_ANTHROPIC_BASE_URL
             : checkUrl(base.value, sourceName(base.source, 'anthropicBaseUrl', 'ANTHROPIC_BASE_URL')),
+        ...droppedBetas(options, env),
       },
     };
   }
@@ -301,4 +304,18 @@ function pickWire(
     );
   }
   return { name: value, reason: named.source };
+}
+
+/** The betas to drop on the native path: the `dropBetas` option, else `TPX_DROP_BETAS` (comma-separated). */
+function droppedBetas(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+): { dropBetas?: readonly string[] } {
+  const names =
+    options.dropBetas ??
+    (env['TPX_DROP_BETAS'] ?? '')
+      .split(',')
+      .map((beta) => beta.trim())
+      .filter((beta) => beta !== '');
+  return names.length === 0 ? {} : { dropBetas: [...names] };
 }

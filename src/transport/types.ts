@@ -152,6 +152,12 @@ export interface TransportOptions extends Partial<Deadlines> {
   /** Cap on the `max_tokens` sent upstream. @default env.TPX_MAX_TOKENS */
   maxOutputTokens?: number;
   /**
+   * Betas left out of the caller's `anthropic-beta` header on the native (`anthropic`) path, for
+   * Messages-compatible upstreams that refuse a beta they do not know; every other beta passes as sent.
+   * @default env.TPX_DROP_BETAS (comma-separated), else none
+   */
+  dropBetas?: readonly string[];
+  /**
    * Ask the upstream (once, cached) for its model list and context window: unmapped model names the
    * upstream does not serve then map to its only model, or are refused with a 404 listing what it
    * serves, and `max_tokens` is capped to fit the context window. `tpx serve` and `tpx claude` turn it

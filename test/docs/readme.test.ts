@@ -79,6 +79,14 @@ describe('the README as a landing page', () => {
     expect(text).toContain('npx -p tpx-transport tpx');
   });
 
+  it('shows how to run the tests as a command to paste, in a shell block', () => {
+    const text = readFileSync(README, 'utf8');
+    const shellLines = [...text.matchAll(/^```sh\n([\s\S]*?)^```/gm)].flatMap((block) =>
+      block[1]!.split('\n'),
+    );
+    expect(shellLines.some((line) => /^npm ci && npm test(\s|$)/.test(line))).toBe(true);
+  });
+
   it('has a troubleshooting entry for each error a first hour meets', () => {
     const section = readFileSync(README, 'utf8').split('## Troubleshooting')[1]!.split('\n## ')[0]!;
     for (const cue of [

@@ -284,6 +284,16 @@ describe('native streaming exchanges', () => {
     ]);
   });
 
+  it('delivers a stream that sends ping before message_start, from message_start on', async () => {
+    // Some Messages-compatible servers send a keep-alive ping as soon as the stream opens. It carries
+    // nothing, and a Messages stream must begin with message_start, so it is not passed on.
+    const events = textStreamEvents(['Hi']);
+    server.push(step.sse(anthropicSse([{ type: 'ping' }, { type: 'ping' }, ...events])));
+    const result = await drain(helloRequest({ stream: true }));
+    expect(result.error).toBeUndefined();
+    expect(result.events).toEqual(events);
+  });
+
   it('raises a mid-stream error event as MODEL_EHTTP after delivering the events before it', async () => {
     const before = textStreamEvents(['partial']).slice(0, 3);
     server.push(

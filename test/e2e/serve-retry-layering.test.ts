@@ -251,11 +251,13 @@ function twoToolCalls(firstId: string, secondId: string) {
   };
 }
 
-/** Caller ids that decode to one upstream id: a plain id and the form its repeat was given, and so on. */
+/**
+ * Ids a caller made up to collide: a repeat's id (`tpx_d2…`, its own wire id) or a generated one
+ * (`tpx_g…`) beside the encoded form of that very string, which decodes to it too.
+ */
 const COLLIDING_IDS = [
-  ['call_abc', 'tpx_d2eY2FsbF9hYmM'],
-  ['tpx_eZnVuY3Rpb25zLnJlYWQ6MA', 'tpx_d2eZnVuY3Rpb25zLnJlYWQ6MA'],
-  ['tpx_d2eY2FsbF9hYmM', 'tpx_d3eY2FsbF9hYmM'],
+  ['tpx_d2eY2FsbF9hYmM', 'tpx_edHB4X2QyZVkyRnNiRjloWW1N'],
+  ['tpx_ggen1', 'tpx_edHB4X2dnZW4x'],
 ] as const;
 
 describe('caller tool ids that would reach the upstream as one id', () => {
@@ -283,7 +285,7 @@ describe('caller tool ids that would reach the upstream as one id', () => {
   it('answers the proxy client 400 invalid_request_error, for a message and for a stream', async () => {
     const proxy = await startProxy('tpx', []);
     const client = new Anthropic({ baseURL: proxy.url, apiKey: 'sk-ant-client-side', maxRetries: 0 });
-    const request = twoToolCalls('call_abc', 'tpx_d2eY2FsbF9hYmM');
+    const request = twoToolCalls(...COLLIDING_IDS[0]);
     const sent = await failure(client.messages.create(request));
     expect(sent.status).toBe(400);
     expect(sent.error).toMatchObject({ error: { type: 'invalid_request_error' } });
@@ -292,7 +294,7 @@ describe('caller tool ids that would reach the upstream as one id', () => {
     expect(proxy.upstream.requests).toHaveLength(0);
   });
 
-  it('still sends distinct ids, and the same id used by a call and its result', async () => {
+  it('sends a repeated upstream id back under the id the caller was shown, and the same id used by a call and its result', async () => {
     const proxy = await startProxy('tpx', [
       step.json({
         id: 'chatcmpl-1',
@@ -302,8 +304,8 @@ describe('caller tool ids that would reach the upstream as one id', () => {
         choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
       }),
     ]);
-    await transport!.send(twoToolCalls('call_abc', 'tpx_d2eY2FsbF9hYmN'));
+    await transport!.send(twoToolCalls('call_abc', 'tpx_d2eY2FsbF9hYmM'));
     const sent = proxy.upstream.requests[0]!.json as { messages: { tool_calls?: { id: string }[] }[] };
-    expect(sent.messages[1]!.tool_calls!.map((call) => call.id)).toEqual(['call_abc', 'tpx_d2eY2FsbF9hYmN']);
+    expect(sent.messages[1]!.tool_calls!.map((call) => call.id)).toEqual(['call_abc', 'tpx_d2eY2FsbF9hYmM']);
   });
 });

@@ -56,7 +56,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   {
     group: BROWSER,
     input: 'a missing, repeated or malformed `Host`',
-    outcome: '400 in the Messages error shape',
+    outcome:
+      "400 in the Messages error shape; only an HTTP/1.0 `GET /healthz` without `Host` (a balancer's default health check) is served",
     test: {
       file: 'test/security/browser-requests.test.ts',
       title: 'answers 400 in the Messages shape to a missing, repeated or malformed Host',
@@ -212,11 +213,23 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   },
   {
     group: RETRIES,
-    input: 'two caller tool ids that decode to one upstream id (`call_abc` and `tpx_d2eY2FsbF9hYmM`, …)',
+    input:
+      'two caller tool ids made up to decode to one upstream id (`tpx_d2eY2FsbF9hYmM` and the encoded form of that string, …)',
     outcome: '`MODEL_EINVAL`; through the proxy 400 `invalid_request_error`; nothing sent upstream',
     test: {
       file: 'test/e2e/serve-retry-layering.test.ts',
       title: 'answers the proxy client 400 invalid_request_error, for a message and for a stream',
+    },
+  },
+  {
+    group: RETRIES,
+    input:
+      'an upstream that gives the tool calls of one answer one id, an empty id or none, or ids shaped like the encoded ones',
+    outcome:
+      'distinct `tool_use` ids; the next request sends every result under the wire id of its own call, on both wires',
+    test: {
+      file: 'test/e2e/repeated-tool-ids.test.ts',
+      title: 'pairs every result with its own call through tpx serve, with the SDK as the client',
     },
   },
   {

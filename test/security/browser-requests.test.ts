@@ -315,6 +315,31 @@ describe('the Host header (DNS rebinding)', () => {
     });
   });
 
+  it("answers an HTTP/1.0 health check without Host (HAProxy's default httpchk) as /readyz does, and nothing else without Host", async () => {
+    await withProxy({ proxyToken: 'team-token-0123456789' }, async (server) => {
+      for (const target of ['/healthz', '/readyz']) {
+        for (const method of ['GET', 'HEAD']) {
+          const answer = await rawExchange(server.port, `${method} ${target} HTTP/1.0\r\n\r\n`);
+          expect(answer.status, `${method} ${target}`).toBe(200);
+        }
+      }
+      const health = await rawExchange(server.port, 'GET /healthz HTTP/1.0\r\n\r\n');
+      expect(JSON.parse(health.body)).toMatchObject({ ok: true, provider: transport.provider });
+      // Only the liveness probe: a Messages request needs its Host (and its token) as before.
+      const post = await refusedBeforeUpstream(() =>
+        rawExchange(
+          server.port,
+          postWith(['Content-Type: application/json', 'x-api-key: team-token-0123456789']).replace(
+            'HTTP/1.1',
+            'HTTP/1.0',
+          ),
+        ),
+      );
+      expect(post.status).toBe(400);
+      expect(JSON.parse(post.body).error.message).toBe('the request has no Host header');
+    });
+  });
+
   it('with a proxy token, serves any well-formed name (the token keeps pages out)', async () => {
     await withProxy({ proxyToken: 'team-token-0123456789' }, async (server) => {
       const answer = await rawExchange(
