@@ -7,33 +7,19 @@
  * @module
  */
 import { pino, type Logger } from 'pino';
-import type { ProviderName, TransportErrorCode } from '../errors.js';
-import type { ExchangeUsage } from '../telemetry/exchange-telemetry.js';
+import type { ExchangeSummary, ExchangeUsage } from '../telemetry/exchange-telemetry.js';
 
 /** Token usage as a Messages response reports it. */
 export type UsageRecord = ExchangeUsage;
 
-/** One exchange, as logged. */
-export interface ExchangeRecord {
-  requestId: string;
-  method: string;
-  path: string;
-  provider: ProviderName;
-  status: number;
-  durationMs: number;
-  /** The model the client asked for. */
-  model?: string;
+/** One exchange, as logged: what telemetry reads of it, and what only the log line carries. */
+export interface ExchangeRecord extends ExchangeSummary {
   /** The model sent upstream, when the model mapping changed it. */
   upstreamModel?: string;
   /** The `max_tokens` sent upstream, when an output cap lowered it. */
   upstreamMaxTokens?: number;
-  stream?: boolean;
   /** Upstream attempts (1 = no retry); absent when nothing was sent upstream. */
   attempts?: number;
-  usage?: UsageRecord;
-  /** The error's code, when the exchange failed (also after a stream started). */
-  error?: TransportErrorCode;
-  errorMessage?: string;
   /** The client went away before the answer was complete. */
   clientClosed?: boolean;
   /** Only with `logBodies`. */
