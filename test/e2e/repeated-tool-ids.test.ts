@@ -11,7 +11,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentBlockParam, MessagesRequest } from '../../src/protocol/messages.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
-import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import { accumulateStream } from '../helpers/accumulate-stream.js';
 import {
@@ -23,6 +22,7 @@ import {
   type Step,
 } from '../helpers/scripted-server.js';
 import { captureLogs } from './serve-support.js';
+import { tpxTransportTo } from '../helpers/tpx-transport.js';
 
 type Wire = 'chat' | 'responses';
 type UpstreamId = string | undefined;
@@ -277,13 +277,7 @@ describe.each<Wire>(['chat', 'responses'])('repeated and empty upstream tool ids
       const streaming = bodyText.includes('"stream":true');
       return wire === 'chat' ? chatAnswer(currentIds, streaming) : responsesAnswer(currentIds, streaming);
     });
-    transport = createTransport({
-      env: {},
-      tpxToken: 'upstream-token-0123456789',
-      tpxBaseUrl: `${upstream.url}/v1`,
-      tpxWire: wire,
-      maxRetries: 0,
-    });
+    transport = tpxTransportTo(upstream.url, wire);
     proxy = await startServer({ transport, port: 0, logger: captureLogs().logger });
   });
 

@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import type { Message, MessagesRequest } from '../../src/protocol/messages.js';
-import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import { accumulateStream } from '../helpers/accumulate-stream.js';
 import {
@@ -18,6 +17,7 @@ import {
   type ScriptedServer,
   type Step,
 } from '../helpers/scripted-server.js';
+import { tpxTransportTo } from '../helpers/tpx-transport.js';
 
 type Wire = 'chat' | 'responses';
 type Mode = 'send' | 'stream';
@@ -142,13 +142,7 @@ describe.each<[Wire, Mode]>([
 
   beforeAll(async () => {
     upstream = await startScriptedServer(() => toolCallAnswer(wire, mode, fragments));
-    transport = createTransport({
-      env: {},
-      tpxToken: 'upstream-token-0123456789',
-      tpxBaseUrl: `${upstream.url}/v1`,
-      tpxWire: wire,
-      maxRetries: 0,
-    });
+    transport = tpxTransportTo(upstream.url, wire);
   });
 
   afterAll(async () => {
@@ -195,13 +189,7 @@ describe.each<Wire>(['chat', 'responses'])('scalars fitted in a whole answer: %s
     upstream = await startScriptedServer(() =>
       toolCallAnswer(wire, 'send', ['{"city": "Paris", "days": "3", "verbose": "false", "unit": "7"}']),
     );
-    transport = createTransport({
-      env: {},
-      tpxToken: 'upstream-token-0123456789',
-      tpxBaseUrl: `${upstream.url}/v1`,
-      tpxWire: wire,
-      maxRetries: 0,
-    });
+    transport = tpxTransportTo(upstream.url, wire);
   });
 
   afterAll(async () => {

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import type { MessagesRequest } from '../../src/protocol/messages.js';
-import { createTransport } from '../../src/transport/create-transport.js';
 import type { ModelTransport } from '../../src/transport/types.js';
 import { startScriptedServer, step, type ScriptedServer } from '../helpers/scripted-server.js';
+import { tpxTransportTo } from '../helpers/tpx-transport.js';
 
 type Wire = 'chat' | 'responses';
 
@@ -86,13 +86,7 @@ describe.each<Wire>(['chat', 'responses'])('tool_reference blocks in a tool_resu
 
   beforeAll(async () => {
     upstream = await startScriptedServer(() => textAnswer(wire));
-    transport = createTransport({
-      env: {},
-      tpxToken: 'upstream-token-0123456789',
-      tpxBaseUrl: `${upstream.url}/v1`,
-      tpxWire: wire,
-      maxRetries: 0,
-    });
+    transport = tpxTransportTo(upstream.url, wire);
   });
 
   afterAll(async () => {
