@@ -6,7 +6,8 @@
  * @module
  */
 import type { ContentBlock, Message, StopReason, Usage } from '../protocol/messages.js';
-import type { ToolInputSchemas } from './read-tool-input.js';
+import { readToolArguments, type ToolInputSchemas, type ToolRepair } from './read-tool-input.js';
+import { readTextToolCalls, type TextToolCall } from './text-tool-calls.js';
 import { encodeToolIds } from './tool-id-codec.js';
 
 /** The part of the tool-name map the answer translators need (see `tool-name-codec.ts`). */
@@ -28,6 +29,13 @@ export interface ResponseContext {
    * unambiguous (`read-tool-input.ts`). @default none: arguments are only repaired, never fitted
    */
   toolSchemas?: ToolInputSchemas | undefined;
+  /**
+   * The tool names the upstream was offered, when tool calls a model wrote as text are read as calls
+   * (`text-tool-calls.ts`). @default none: text stays text
+   */
+  textToolCalls?: ReadonlySet<string> | undefined;
+  /** Told of each tool call that was repaired, fitted or read from text (metrics, the debug log). */
+  onRepair?: ((repair: ToolRepair) => void) | undefined;
 }
 
 /** A tool call of a whole answer, as the decoder read it: ids and names still the provider's. */
@@ -73,13 +81,15 @@ export function assembleMessage(
   // The message id first, as the stream writer makes it, so that both number a deterministic id source
   // the same way.
   const id = messageIdFor(upstreamId, context.generateId);
-  const calls = blocks.filter((block): block is AnswerToolCall => block.type === 'tool_call');
+  const read = withTextToolCalls(context, blocks);
+  const stop = read !== blocks && stopReason === 'end_turn' ? 'tool_use' : stopReason;
+  const calls = read.filter((block): block is AnswerToolCall => block.type === 'tool_call');
   const ids = encodeToolIds(
     calls.map((call) => call.providerId),
     context.generateId,
   );
   let position = 0;
-  const content = blocks.map((block): ContentBlock => {
+  const content = read.map((block): ContentBlock => {
     if (block.type !== 'tool_call') return block;
     return {
       type: 'tool_use',
@@ -94,8 +104,48 @@ export function assembleMessage(
     role: 'assistant',
     model: context.requestModel,
     content,
-    stop_reason: stopReason,
+    stop_reason: stop,
     stop_sequence: null,
     usage,
   };
+}
+
+/**
+ * `blocks` with a last text block that is tool calls written as text read as those calls (the text
+ * before them kept); `blocks` itself when there are none or reading them is off. Only the last block: a
+ * call followed by anything is an example, as in a stream (`MessageStreamWriter`).
+ */
+function withTextToolCalls(
+  context: ResponseContext,
+  blocks: readonly (ContentBlock | AnswerToolCall)[],
+): readonly (ContentBlock | AnswerToolCall)[] {
+  const offered = context.textToolCalls;
+  const last = blocks.at(-1);
+  if (offered === undefined || last?.type !== 'text') return blocks;
+  const { text, calls } = readTextToolCalls(last.text, offered);
+  if (calls.length === 0) return blocks;
+  const read: (ContentBlock | AnswerToolCall)[] = blocks.slice(0, -1);
+  if (text !== '') read.push({ ...last, text });
+  for (const call of calls) {
+    read.push({
+      type: 'tool_call',
+      providerId: undefined,
+      upstreamName: call.name,
+      input: textCallInput(call, context),
+    });
+  }
+  return read;
+}
+
+/**
+ * The input of a call read from text: its arguments fitted to the tool's schema, as a call's arguments
+ * are (`readToolArguments`); the reading is reported as a repair.
+ */
+export function textCallInput(call: TextToolCall, context: ResponseContext): Record<string, unknown> {
+  context.onRepair?.({ tool: call.name, kind: 'text-call' });
+  return readToolArguments(
+    call.input,
+    { position: 0, name: call.name, id: undefined },
+    { isCut: false, schema: context.toolSchemas?.get(call.name), onRepair: context.onRepair },
+  ).input;
 }

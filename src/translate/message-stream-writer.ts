@@ -14,7 +14,11 @@
  *   its name goes back through the request's tool-name map;
  * - nothing after `message_stop`: the end closes the open block, then sends `message_delta` (the stop
  *   reason the decoder determined, and the usage: the upstream's, else the input estimate) and
- *   `message_stop`.
+ *   `message_stop`;
+ * - when tool calls written as text are read (`textToolCalls`), text goes through a
+ *   `TextToolCallScanner`: what can still become a call is held back; anything else opening flushes it as
+ *   text; at the end, held calls become tool blocks (and `end_turn` becomes `tool_use`), as
+ *   `assembleMessage` reads the last text block of a whole answer.
  *
  * A decoder says which block a piece belongs to with a key of its own (an upstream output item, a tool
  * call); pieces with the same kind and key go into one block for as long as it stays open.
@@ -22,8 +26,9 @@
  * @module
  */
 import type { MessageDeltaUsage, MessageStreamEvent, StopReason, Usage } from '../protocol/messages.js';
-import { messageIdFor, type ResponseContext } from './assemble-message.js';
+import { messageIdFor, textCallInput, type ResponseContext } from './assemble-message.js';
 import { protocolError } from './protocol-error.js';
+import { TextToolCallScanner } from './text-tool-calls.js';
 import { createToolIdIssuer } from './tool-id-codec.js';
 
 /** What a stream writer needs: the response context, plus an optional input-token estimate. */
@@ -52,6 +57,8 @@ export class MessageStreamWriter {
   #nextBlockIndex = 0;
   #sawToolUse = false;
   readonly #issueToolId: (providerId: string | undefined) => string;
+  /** The text block being read for calls written as text, and its key. */
+  #scan: { scanner: TextToolCallScanner; key: unknown } | undefined;
 
   constructor(context: StreamContext) {
     this.#context = context;
@@ -123,26 +130,37 @@ export class MessageStreamWriter {
   /** Text for the block of `key`: into the open text block of that key, else a new one. Empty: nothing. */
   text(text: string, key: unknown, events: MessageStreamEvent[]): void {
     if (text === '') return;
-    const index = this.#ensureBlock('text', key, events);
-    events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    const offered = this.#context.textToolCalls;
+    if (offered === undefined) {
+      this.#writeText(text, key, events);
+      return;
+    }
+    if (this.#scan !== undefined && this.#scan.key !== key) this.#flushScan(events);
+    this.#scan ??= { scanner: new TextToolCallScanner(offered), key };
+    this.#writeText(this.#scan.scanner.push(text), key, events);
   }
 
   /** Thinking for the block of `key`, as `text` does it. */
   thinking(thinking: string, key: unknown, events: MessageStreamEvent[]): void {
     if (thinking === '') return;
+    this.#flushScan(events);
     const index = this.#ensureBlock('thinking', key, events);
     events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } });
   }
 
   /** A signature for the thinking block of `key` (opening a blank one when none is open). */
   signature(signature: string, key: unknown, events: MessageStreamEvent[]): void {
+    this.#flushScan(events);
     const index = this.#ensureBlock('thinking', key, events);
     events.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature } });
   }
 
-  /** Closes the open block, if any. */
+  /**
+   * Closes the open block, if any — except a text block whose end is held back to be read for calls: it
+   * closes when what follows it is known.
+   */
   closeBlock(events: MessageStreamEvent[]): void {
-    if (this.#open === undefined) return;
+    if (this.#open === undefined || (this.#scan !== undefined && this.#open.key === this.#scan.key)) return;
     events.push({ type: 'content_block_stop', index: this.#open.index });
     this.#open = undefined;
   }
@@ -157,7 +175,8 @@ export class MessageStreamWriter {
     key: unknown,
     events: MessageStreamEvent[],
   ): void {
-    this.closeBlock(events);
+    this.#flushScan(events);
+    this.#closeOpenBlock(events);
     this.#sawToolUse = true;
     const index = this.#nextBlockIndex++;
     events.push({
@@ -204,22 +223,59 @@ export class MessageStreamWriter {
    * @param usage the upstream's usage; `undefined` when it sent none (the input estimate stands in)
    */
   finish(stopReason: StopReason, usage: Usage | undefined, events: MessageStreamEvent[]): void {
+    const readCalls = this.#endScan(events);
     this.#phase = 'finished';
-    this.closeBlock(events);
+    this.#closeOpenBlock(events);
     events.push(
       {
         type: 'message_delta',
-        delta: { stop_reason: stopReason, stop_sequence: null },
+        delta: {
+          stop_reason: readCalls && stopReason === 'end_turn' ? 'tool_use' : stopReason,
+          stop_sequence: null,
+        },
         usage: this.#deltaUsage(usage),
       },
       { type: 'message_stop' },
     );
   }
 
+  #writeText(text: string, key: unknown, events: MessageStreamEvent[]): void {
+    if (text === '') return;
+    const index = this.#ensureBlock('text', key, events);
+    events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+  }
+
+  /** The held text goes out as text: something other than it follows, so it is no call. */
+  #flushScan(events: MessageStreamEvent[]): void {
+    const scan = this.#scan;
+    if (scan === undefined) return;
+    this.#scan = undefined;
+    this.#writeText(scan.scanner.flush(), scan.key, events);
+  }
+
+  /** The end of the held text: the rest of its text, then its calls as tool blocks; whether any came. */
+  #endScan(events: MessageStreamEvent[]): boolean {
+    const scan = this.#scan;
+    if (scan === undefined) return false;
+    this.#scan = undefined;
+    const { text, calls } = scan.scanner.end();
+    this.#writeText(text, scan.key, events);
+    for (const call of calls) {
+      this.toolCall(undefined, call.name, JSON.stringify(textCallInput(call, this.#context)), events);
+    }
+    return calls.length > 0;
+  }
+
+  #closeOpenBlock(events: MessageStreamEvent[]): void {
+    if (this.#open === undefined) return;
+    events.push({ type: 'content_block_stop', index: this.#open.index });
+    this.#open = undefined;
+  }
+
   /** The index of the open block of this kind and key, opening one (closing the current one) if needed. */
   #ensureBlock(kind: 'text' | 'thinking', key: unknown, events: MessageStreamEvent[]): number {
     if (this.#open?.kind === kind && this.#open.key === key) return this.#open.index;
-    this.closeBlock(events);
+    this.#closeOpenBlock(events);
     const index = this.#nextBlockIndex++;
     events.push({
       type: 'content_block_start',

@@ -137,6 +137,15 @@ export interface ReadToolArgumentsOptions {
   isCut: boolean;
   /** The tool's `input_schema`, when the request declared one under the call's name. */
   schema: unknown;
+  /** Told of each call whose arguments were repaired or fitted (metrics, the debug log). */
+  onRepair?: ((repair: ToolRepair) => void) | undefined;
+}
+
+/** A repair made to a tool call, as reported to `onRepair`: the tool's upstream name and what was done. */
+export interface ToolRepair {
+  tool: string;
+  /** `text-call`: the call was written as text (`text-tool-calls.ts`); the others: see `ToolInputRepair`. */
+  kind: Exclude<ToolInputRepair, 'none'> | 'text-call';
 }
 
 /**
@@ -189,6 +198,9 @@ export function readToolArguments(
       : fitted === undefined
         ? 'none'
         : 'types';
+  if (repair !== 'none' && options.onRepair !== undefined) {
+    options.onRepair({ tool: call.name ?? '', kind: repair });
+  }
   return {
     input: fitted ?? input,
     repair,
@@ -225,6 +237,25 @@ function inventsNulls(text: string, value: unknown): boolean {
     else if (isObject(next)) pending.push(...Object.values(next));
   }
   return nulls > written;
+}
+
+/**
+ * `text` as JSON, else as `jsonrepair` repairs it (single quotes, trailing commas, comments…) when the
+ * repair invents no value; `undefined` when neither gives one.
+ */
+export function parseLenientJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const repaired = repairJson(text);
+    if (repaired === undefined) return undefined;
+    try {
+      const value: unknown = JSON.parse(repaired);
+      return inventsNulls(text, value) ? undefined : value;
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 /** `jsonrepair`'s repair of `text`, or `undefined` when it found nothing to make of it. */
