@@ -75,6 +75,9 @@ Upstream (each flag equals its variable; the flag wins):
   --max-tokens <n>      cap on max_tokens sent upstream (TPX_MAX_TOKENS)
   --drop-beta <names>   with ANTHROPIC_API_KEY: betas left out of anthropic-beta, comma-separated, for
                         Messages-compatible upstreams that refuse them (TPX_DROP_BETAS)
+  --text-tool-calls <on|off>  read tool calls a model wrote as text (<tool_call>{…}</tool_call>,
+                        [TOOL_CALLS]…, a bare {"name","arguments"} answer) as tool calls; default on
+                        for vllm, llamacpp, ollama, openai-generic (TPX_TEXT_TOOL_CALLS)
   --timeout <duration>  whole exchange: 600, 30s, 500ms, 10m (TPX_TIMEOUT)
   --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
   --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)

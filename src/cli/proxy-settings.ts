@@ -12,6 +12,7 @@
  * | `--model-map`           | `TPX_MODEL_MAP`          | `pattern=model` rules |
  * | `--max-tokens`          | `TPX_MAX_TOKENS`         | cap on `max_tokens` |
  * | `--drop-beta`           | `TPX_DROP_BETAS`         | betas left out of `anthropic-beta` on the native path |
+ * | `--text-tool-calls`     | `TPX_TEXT_TOOL_CALLS`    | `on`/`off`: read tool calls a model wrote as text |
  * | `--timeout`             | `TPX_TIMEOUT`            | whole exchange (seconds, or `500ms`, `2m`) |
  * | `--first-byte-timeout`  | `TPX_FIRST_BYTE_TIMEOUT` | until the response headers |
  * | `--idle-timeout`        | `TPX_IDLE_TIMEOUT`       | longest silence inside a response |
@@ -36,6 +37,7 @@ export const PROXY_FLAGS = {
   'model-map': { type: 'string' },
   'max-tokens': { type: 'string' },
   'drop-beta': { type: 'string' },
+  'text-tool-calls': { type: 'string' },
   timeout: { type: 'string' },
   'first-byte-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -52,6 +54,7 @@ const FLAG_VARIABLES: Readonly<Record<string, string>> = {
   'model-map': 'TPX_MODEL_MAP',
   'max-tokens': 'TPX_MAX_TOKENS',
   'drop-beta': 'TPX_DROP_BETAS',
+  'text-tool-calls': 'TPX_TEXT_TOOL_CALLS',
 };
 
 /**
@@ -67,6 +70,7 @@ const OPTION_SETTINGS: Readonly<Record<string, string>> = {
   modelMap: '--model-map',
   maxOutputTokens: '--max-tokens',
   dropBetas: '--drop-beta',
+  tpxTextToolCalls: '--text-tool-calls',
   timeoutMs: '--timeout',
   firstByteTimeoutMs: '--first-byte-timeout',
   idleTimeoutMs: '--idle-timeout',

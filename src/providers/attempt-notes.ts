@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { ToolRepair } from '../translate/read-tool-input.js';
 
 /** Per-attempt notes; see the module comment. */
 export interface AttemptNotes {
@@ -16,6 +17,19 @@ export interface AttemptNotes {
   headers?: Readonly<Record<string, string>>;
   /** The model named in the upstream request (after `TPX_MODEL` and model mapping). */
   upstreamModel?: string;
+  /** The tool calls of the answer that were repaired, fitted to their schema or read from text. */
+  repairs?: ToolRepair[];
+}
+
+/**
+ * Where an attempt's answer translator reports its tool-call repairs: onto the notes, when the attempt
+ * is observed; nowhere otherwise.
+ */
+export function repairNoter(notes: AttemptNotes | undefined): ((repair: ToolRepair) => void) | undefined {
+  if (notes === undefined) return undefined;
+  return (repair) => {
+    (notes.repairs ??= []).push(repair);
+  };
 }
 
 /** Records the upstream model on the notes, when there are any. */

@@ -20,6 +20,7 @@
 import type { ProviderName, TransportError } from '../errors.js';
 import type { AttemptNotes } from './attempt-notes.js';
 import type { TokenSource, TokenSourceKind } from './token-source.js';
+import type { ToolRepair } from '../translate/read-tool-input.js';
 
 /** An upstream attempt about to be sent. */
 export interface AttemptStart {
@@ -36,6 +37,8 @@ export interface AttemptEnd extends AttemptStart {
   error?: TransportError;
   /** The model named in the upstream request, when the attempt got that far. */
   upstreamModel?: string;
+  /** The answer's tool calls that were repaired, fitted to their schema or read from text. */
+  repairs?: readonly ToolRepair[];
   /** From the start of the attempt to its end (for a stream: its last event), in milliseconds. */
   durationMs: number;
 }
@@ -128,6 +131,7 @@ class ObservedAttemptRecord implements ObservedAttempt {
     if (error !== undefined) event.error = error;
     const model = this.notes.upstreamModel ?? this.#fallbackModel;
     if (model !== undefined) event.upstreamModel = model;
+    if (this.notes.repairs !== undefined) event.repairs = this.notes.repairs;
     try {
       this.#observer.onAttemptEnd?.(event);
     } catch {

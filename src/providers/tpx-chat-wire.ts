@@ -28,9 +28,10 @@ import {
   type TranslatedRequest,
   type TranslateRequestOptions,
 } from '../translate/translate-request.js';
+import { offeredToolNames } from '../translate/text-tool-calls.js';
 import { translateResponse } from '../translate/translate-response.js';
 import { chatStreamSteps, translateStream, type ChatStreamItem } from '../translate/translate-stream.js';
-import { noteUpstreamModel } from './attempt-notes.js';
+import { noteUpstreamModel, repairNoter } from './attempt-notes.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { isEventStream, isJson } from './media-type.js';
 import { messageAsEvents } from './message-as-events.js';
@@ -48,6 +49,8 @@ export interface ChatWireConfig {
   azureApiVersion?: string | undefined;
   /** Overrides the dialect's max-tokens field. @default the dialect's */
   maxTokensField?: TranslateRequestOptions['maxTokensField'];
+  /** Read tool calls the model wrote as text as calls (`text-tool-calls.ts`). @default false */
+  textToolCalls?: boolean | undefined;
 }
 
 /** A request as it goes out on the Chat Completions wire. */
@@ -56,6 +59,8 @@ export interface ChatRequest {
   body: ReturnType<typeof applyDialectToRequest>;
   toolNames: TranslatedRequest['toolNames'];
   toolSchemas: TranslatedRequest['toolSchemas'];
+  /** The tool names offered upstream, when tool calls written as text are read; else `undefined`. */
+  textToolCalls: ReadonlySet<string> | undefined;
   url: string;
 }
 
@@ -86,6 +91,7 @@ export function chatRequest(
     body,
     toolNames: translated.toolNames,
     toolSchemas: translated.toolSchemas,
+    textToolCalls: config.textToolCalls === true ? offeredToolNames(body.tools) : undefined,
     url: chatCompletionsUrl(dialect, chatEndpoint(config, model)),
   };
 }
@@ -129,6 +135,8 @@ async function readChatAnswer(
     requestModel: request.model,
     toolNames: prepared.toolNames,
     toolSchemas: prepared.toolSchemas,
+    textToolCalls: prepared.textToolCalls,
+    onRepair: repairNoter(attempt.notes),
     generateId: config.generateId,
   });
 }
@@ -175,6 +183,8 @@ export async function* streamOverChat(
     requestModel: request.model,
     toolNames: prepared.toolNames,
     toolSchemas: prepared.toolSchemas,
+    textToolCalls: prepared.textToolCalls,
+    onRepair: repairNoter(attempt.notes),
     generateId: config.generateId,
     inputTokensEstimate,
   });

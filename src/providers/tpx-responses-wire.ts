@@ -23,6 +23,8 @@ import {
 } from '../translate/translate-responses-response.js';
 import { ResponsesStreamTranslator } from '../translate/translate-responses-stream.js';
 import { translateStream, type StreamSteps } from '../translate/translate-stream.js';
+import { offeredToolNames } from '../translate/text-tool-calls.js';
+import { repairNoter } from './attempt-notes.js';
 import { readBody, type AttemptContext, type HttpResponse } from './http-exchange.js';
 import { messageAsEvents } from './message-as-events.js';
 import { readSse, type SseMessage } from './read-sse.js';
@@ -44,6 +46,8 @@ export interface ResponsesWireConfig {
   generateId: () => string;
   /** The dialect profile: only its endpoint shape matters here (Azure's route). */
   dialect?: DialectProfile | undefined;
+  /** Read tool calls the model wrote as text as calls (`text-tool-calls.ts`). @default false */
+  textToolCalls?: boolean | undefined;
 }
 
 /**
@@ -65,7 +69,12 @@ function protocolError(message: string): TransportError {
   return new TransportError('MODEL_EPROTO', message, { provider: 'tpx' });
 }
 
-function prepare(request: MessagesRequest, config: ResponsesWireConfig, streaming: boolean) {
+function prepare(
+  request: MessagesRequest,
+  config: ResponsesWireConfig,
+  attempt: AttemptContext,
+  streaming: boolean,
+) {
   const translated = translateResponsesRequest(
     { ...request, stream: streaming },
     { model: config.model ?? request.model },
@@ -74,6 +83,8 @@ function prepare(request: MessagesRequest, config: ResponsesWireConfig, streamin
     requestModel: request.model,
     toolNames: translated.toolNames,
     toolSchemas: translated.toolSchemas,
+    textToolCalls: config.textToolCalls === true ? offeredToolNames(translated.body.tools) : undefined,
+    onRepair: repairNoter(attempt.notes),
     generateId: config.generateId,
     maxOutputTokens: translated.body.max_output_tokens,
   };
@@ -110,7 +121,7 @@ export async function sendOverResponses(
   attempt: AttemptContext,
   post: PostJson,
 ): Promise<Message> {
-  const { body, context } = prepare(request, config, false);
+  const { body, context } = prepare(request, config, attempt, false);
   const response = await post(responsesUrl(config.baseUrl, config.dialect), body, false);
   return readJsonAnswer(response, attempt, context);
 }
@@ -127,7 +138,7 @@ export async function* streamOverResponses(
   post: PostJson,
   estimateInputTokens?: (request: MessagesRequest) => Promise<number | undefined>,
 ): AsyncGenerator<MessageStreamEvent[]> {
-  const { body, context } = prepare(request, config, true);
+  const { body, context } = prepare(request, config, attempt, true);
   const sent = post(responsesUrl(config.baseUrl, config.dialect), body, true);
   // The estimate (for message_start) is computed while the upstream works on its first byte; a failure of
   // the request meanwhile is handled by the `await` below.

@@ -44,6 +44,8 @@ export interface TpxConfig {
    * Responses API (`{base}/responses`, see `tpx-responses-wire.ts`). @default 'chat'
    */
   wire?: TpxWire;
+  /** Read tool calls written as text as calls. @default the dialect's `readsTextToolCalls` */
+  textToolCalls?: boolean;
 }
 
 /** The OpenAI-compatible protocols the `tpx` provider speaks. */
@@ -83,6 +85,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
     dialect: config.dialect ?? DIALECTS['openai-generic'],
     azureApiVersion: config.azureApiVersion,
     maxTokensField: config.maxTokensField,
+    textToolCalls: config.textToolCalls ?? (config.dialect ?? DIALECTS['openai-generic']).readsTextToolCalls,
   };
   const wire = WIRES[config.wire ?? 'chat'];
   const { tokens } = config;

@@ -15,7 +15,7 @@ import { isTransportError, type ProviderName } from '../errors.js';
 import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
 import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
-import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
+import { logExchange, withRepairLog, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
 import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
@@ -157,7 +157,8 @@ export class Exchange {
       },
     };
     const { cancellation } = this.request;
-    if (this.telemetry?.observer !== undefined) options.observer = this.telemetry.observer;
+    const observer = withRepairLog(this.telemetry?.observer, this.environment.logger, () => this.requestId);
+    if (observer !== undefined) options.observer = observer;
     if (cancellation !== undefined) options[CANCELLATION] = cancellation;
     else options.signal = this.request.signal;
     if (this.query !== '') options.query = this.query;

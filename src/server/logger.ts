@@ -7,6 +7,7 @@
  * @module
  */
 import { pino, type Logger } from 'pino';
+import type { ExchangeObserver } from '../providers/observer.js';
 import type { ExchangeSummary, ExchangeUsage } from '../telemetry/exchange-telemetry.js';
 
 /** Token usage as a Messages response reports it. */
@@ -102,4 +103,29 @@ export function logExchange(logger: Logger, record: ExchangeRecord, level: 'debu
   if (record.status >= 500) logger.warn(record, 'exchange');
   else if (level === 'debug') logger.debug(record, 'exchange');
   else logger.info(record, 'exchange');
+}
+
+/**
+ * `observer`, plus a debug line for each tool call the answer's translation repaired (arguments made
+ * JSON, scalars fitted to the schema, a call read from text), when the logger writes debug lines;
+ * `observer` itself otherwise. The line names the tool and the repair, never the arguments.
+ */
+export function withRepairLog(
+  observer: ExchangeObserver | undefined,
+  logger: Logger,
+  requestId: () => string,
+): ExchangeObserver | undefined {
+  if (!logger.isLevelEnabled('debug')) return observer;
+  return {
+    onAttemptStart: (attempt) => observer?.onAttemptStart?.(attempt),
+    onAttemptEnd(attempt) {
+      observer?.onAttemptEnd?.(attempt);
+      for (const repair of attempt.repairs ?? []) {
+        logger.debug(
+          { requestId: requestId(), attempt: attempt.number, tool: repair.tool, repair: repair.kind },
+          'tool call repaired',
+        );
+      }
+    },
+  };
 }

@@ -12,6 +12,7 @@
  * | `tpx_upstream_attempts_total` | counter | `provider`, `status` (`error` when none came back) |
  * | `tpx_upstream_retries_total` | counter | `provider` |
  * | `tpx_errors_total` | counter | `provider`, `code` (`MODEL_*`) |
+ * | `tpx_tool_call_repairs_total` | counter | `provider`, `kind` (`syntax`, `types`, `syntax+types`, `text-call`) |
  * | `tpx_open_streams` | gauge | `provider` |
  * | `tpx_token_refreshes_total` | counter | `source`, `outcome` |
  * | `tpx_trace_spans_dropped_total` | counter | (with tracing on) spans dropped because the export queue was full |
@@ -110,6 +111,7 @@ class ExchangeMetrics {
   readonly attempts: Counter<'provider' | 'status'>;
   readonly retries: Counter<'provider'>;
   readonly errors: Counter<'provider' | 'code'>;
+  readonly repairs: Counter<'provider' | 'kind'>;
   readonly modelLabel = boundedLabel();
   readonly upstreamModelLabel = boundedLabel();
   /** Streamed answers in progress (the gauge reads it at a scrape). */
@@ -162,6 +164,14 @@ class ExchangeMetrics {
       labelNames: ['provider', 'code'],
       registers,
     });
+    this.repairs = new Counter({
+      name: 'tpx_tool_call_repairs_total',
+      help:
+        'Tool calls delivered after a repair: arguments made JSON (syntax), scalars fitted to the schema ' +
+        '(types), or a call the model wrote as text (text-call).',
+      labelNames: ['provider', 'kind'],
+      registers,
+    });
   }
 }
 
@@ -185,6 +195,9 @@ class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
   onAttemptEnd(attempt: AttemptEnd): void {
     this.#metrics.attempts.inc({ provider: attempt.provider, status: attempt.status ?? 'error' });
     if (attempt.upstreamModel !== undefined) this.#upstreamModel = attempt.upstreamModel;
+    for (const repair of attempt.repairs ?? []) {
+      this.#metrics.repairs.inc({ provider: attempt.provider, kind: repair.kind });
+    }
   }
 
   streamOpened(): void {

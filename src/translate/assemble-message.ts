@@ -6,7 +6,7 @@
  * @module
  */
 import type { ContentBlock, Message, StopReason, Usage } from '../protocol/messages.js';
-import { readToolArguments, type ToolInputSchemas, type ToolRepair } from './read-tool-input.js';
+import { readToolArguments, type ToolReading } from './read-tool-input.js';
 import { readTextToolCalls, type TextToolCall } from './text-tool-calls.js';
 import { encodeToolIds } from './tool-id-codec.js';
 
@@ -17,7 +17,7 @@ export interface UpstreamToolNames {
 }
 
 /** What an answer translator needs besides the upstream data. */
-export interface ResponseContext {
+export interface ResponseContext extends ToolReading {
   /** The `model` of the caller's request, echoed back (clients compare it). */
   requestModel: string;
   /** Maps provider tool names back to the caller's. */
@@ -25,17 +25,10 @@ export interface ResponseContext {
   /** Fresh `[A-Za-z0-9_-]+` ids, for a message or tool call the provider gave no usable id. */
   generateId: () => string;
   /**
-   * The request's tool input schemas by upstream name: tool arguments are fitted to them where that is
-   * unambiguous (`read-tool-input.ts`). @default none: arguments are only repaired, never fitted
-   */
-  toolSchemas?: ToolInputSchemas | undefined;
-  /**
    * The tool names the upstream was offered, when tool calls a model wrote as text are read as calls
    * (`text-tool-calls.ts`). @default none: text stays text
    */
   textToolCalls?: ReadonlySet<string> | undefined;
-  /** Told of each tool call that was repaired, fitted or read from text (metrics, the debug log). */
-  onRepair?: ((repair: ToolRepair) => void) | undefined;
 }
 
 /** A tool call of a whole answer, as the decoder read it: ids and names still the provider's. */

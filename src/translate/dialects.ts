@@ -25,7 +25,9 @@
  * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, system messages folded |
  *
  * `vllm`, `llamacpp`, `ollama` and `openai-generic` also fold system messages after the first (their
- * servers run open-model chat templates, many of which refuse them); the others send them in place. See
+ * servers run open-model chat templates, many of which refuse them); the others send them in place. The
+ * same four read tool calls a model wrote as text (`<tool_call>{…}</tool_call>` and the like; see
+ * `text-tool-calls.ts` and `DialectProfile.readsTextToolCalls`); the hosted services parse calls themselves. See
  * `DialectProfile.systemMessages`. `count_tokens` asks the server on `llamacpp` and `vllm`, and estimates
  * locally on the others (`DialectProfile.tokenCounting`).
  *
@@ -119,6 +121,13 @@ export interface DialectProfile {
    * server speaks; a profile whose server serves some models only over Responses may say `responses`.
    */
   readonly defaultWire: 'chat' | 'responses';
+  /**
+   * Whether tool calls a model wrote in its text, in its chat template's format, are read as tool calls
+   * when the request offered tools (`text-tool-calls.ts`): on for self-hosted servers, whose tool-call
+   * parser may be off or not know the model's format; off for hosted services, which parse calls
+   * themselves. `TPX_TEXT_TOOL_CALLS` overrides it.
+   */
+  readonly readsTextToolCalls: boolean;
 }
 
 /** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
@@ -148,6 +157,7 @@ const OPENAI_LIKE: ProfileFields = {
   systemMessages: 'in-place',
   tokenCounting: 'estimate',
   defaultWire: 'chat',
+  readsTextToolCalls: false,
 };
 
 const GEMINI_LIKE: ProfileFields = {
@@ -180,6 +190,7 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     reasoningReplay: 'tool-turns',
     systemMessages: 'fold',
     tokenCounting: 'vllm',
+    readsTextToolCalls: true,
   }),
   llamacpp: profile('llamacpp', 'llama.cpp server', {
     ...OPENAI_LIKE,
@@ -188,6 +199,7 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     reasoningReplay: 'tool-turns',
     systemMessages: 'fold',
     tokenCounting: 'llamacpp',
+    readsTextToolCalls: true,
   }),
   ollama: profile('ollama', 'Ollama', {
     ...OPENAI_LIKE,
@@ -195,6 +207,7 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     sendsUser: false,
     splitsSameIndexToolCalls: true,
     systemMessages: 'fold',
+    readsTextToolCalls: true,
   }),
   deepseek: profile('deepseek', 'DeepSeek (api.deepseek.com)', {
     ...OPENAI_LIKE,
@@ -234,6 +247,7 @@ export const DIALECTS: Readonly<Record<DialectName, DialectProfile>> = Object.fr
     ...OPENAI_LIKE,
     reasoningReplay: 'all',
     systemMessages: 'fold',
+    readsTextToolCalls: true,
   }),
 });
 

@@ -141,6 +141,14 @@ export interface ReadToolArgumentsOptions {
   onRepair?: ((repair: ToolRepair) => void) | undefined;
 }
 
+/** What reading a call's arguments takes from the answer's context: the tools' schemas, and who hears of repairs. */
+export interface ToolReading {
+  /** The request's tool input schemas by upstream name. @default none: arguments are only repaired */
+  toolSchemas?: ToolInputSchemas | undefined;
+  /** Told of each tool call that was repaired, fitted or read from text (metrics, the debug log). */
+  onRepair?: ((repair: ToolRepair) => void) | undefined;
+}
+
 /** A repair made to a tool call, as reported to `onRepair`: the tool's upstream name and what was done. */
 export interface ToolRepair {
   tool: string;

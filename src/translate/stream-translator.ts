@@ -29,7 +29,7 @@ import { mapStreamErrorObject } from './map-stream-error-object.js';
 import { mapUsage } from './map-usage.js';
 import { MessageStreamWriter, type StreamContext } from './message-stream-writer.js';
 import { excerpt, optionalString, protocolError } from './protocol-error.js';
-import { describeToolCall, readToolArguments } from './read-tool-input.js';
+import { describeToolCall, readToolArguments, type ToolReading } from './read-tool-input.js';
 import {
   argumentsFragment,
   StreamToolCalls,
@@ -59,11 +59,11 @@ export class StreamTranslator {
   #sawRefusal = false;
   readonly #calls = new StreamToolCalls();
 
-  readonly #toolSchemas: StreamContext['toolSchemas'];
+  readonly #tools: ToolReading;
 
   constructor(context: StreamContext) {
     this.#writer = new MessageStreamWriter(context);
-    this.#toolSchemas = context.toolSchemas;
+    this.#tools = context;
   }
 
   /** Events to emit before any chunk (`message_start`). Call once, first; later calls return `[]`. */
@@ -255,7 +255,8 @@ export class StreamTranslator {
       const description = toolCallDescription(call);
       const reading = readToolArguments(text, description, {
         isCut: isCut && !this.#isClosed(call),
-        schema: call.name === undefined ? undefined : this.#toolSchemas?.get(call.name),
+        schema: call.name === undefined ? undefined : this.#tools.toolSchemas?.get(call.name),
+        onRepair: this.#tools.onRepair,
       });
       const delivered = reading.replacement ?? text + reading.completion;
       if (call.state === 'pending') {

@@ -309,3 +309,18 @@ function callOf(value: unknown, offered: ReadonlySet<string>): TextToolCall | un
   if (typeof input === 'string') input = input.trim() === '' ? {} : parseLenientJson(input);
   return isObject(input) ? { name, input } : undefined;
 }
+
+/**
+ * The function names a translated request offers (Chat Completions `tools[].function.name`, Responses
+ * `tools[].name`), or `undefined` when it offers none: without tools, no text is read as a call.
+ */
+export function offeredToolNames(tools: unknown): ReadonlySet<string> | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (!isObject(tool) || tool['type'] !== 'function') continue;
+    const name = isObject(tool['function']) ? tool['function']['name'] : tool['name'];
+    if (typeof name === 'string') names.add(name);
+  }
+  return names.size === 0 ? undefined : names;
+}

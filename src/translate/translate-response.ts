@@ -16,7 +16,7 @@ import { assembleMessage, type AnswerToolCall, type ResponseContext } from './as
 import { mapFinishReason } from './map-stop-reason.js';
 import { mapUsage } from './map-usage.js';
 import { describeType, optionalString, protocolError } from './protocol-error.js';
-import { describeToolCall, readToolArguments, type ToolInputSchemas } from './read-tool-input.js';
+import { describeToolCall, readToolArguments, type ToolReading } from './read-tool-input.js';
 
 export type { ResponseContext, UpstreamToolNames } from './assemble-message.js';
 
@@ -77,11 +77,7 @@ export function translateResponse(response: ChatCompletionResponse, context: Res
   const blocks: (ContentBlock | AnswerToolCall)[] = [];
   if (thinking !== '') blocks.push({ type: 'thinking', thinking, signature: '' });
   if (text !== '') blocks.push({ type: 'text', text });
-  const toolCalls = readToolCalls(
-    upstreamMessage['tool_calls'],
-    finishReason === 'length',
-    context.toolSchemas,
-  );
+  const toolCalls = readToolCalls(upstreamMessage['tool_calls'], finishReason === 'length', context);
   blocks.push(...toolCalls);
 
   const stopReason = stopReasonFor(finishReason, refusal !== '', toolCalls.length > 0);
@@ -182,11 +178,7 @@ export function finishedWithError(): TransportError {
  * The tool calls of `choices[0].message`, each with its input: a call without a function name is
  * refused; after a `length` cut (`isCut`) string arguments are completed before they are parsed.
  */
-function readToolCalls(
-  value: unknown,
-  isCut: boolean,
-  schemas: ToolInputSchemas | undefined,
-): AnswerToolCall[] {
+function readToolCalls(value: unknown, isCut: boolean, tools: ToolReading): AnswerToolCall[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
     throw protocolError(`choices[0].message.tool_calls is ${describeType(value)}, not an array`);
@@ -210,7 +202,8 @@ function readToolCalls(
       upstreamName,
       input: readToolArguments(argumentsValue, description, {
         isCut,
-        schema: schemas?.get(upstreamName),
+        schema: tools.toolSchemas?.get(upstreamName),
+        onRepair: tools.onRepair,
       }).input,
     };
   });

@@ -22,7 +22,7 @@ import {
   readToolArguments,
   type ToolArgumentsReading,
   type ToolCallDescription,
-  type ToolInputSchemas,
+  type ToolReading,
 } from './read-tool-input.js';
 
 /** What the Responses translators need: the response context, plus the output limit that was sent. */
@@ -71,7 +71,7 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
     }
   }
   const isCut = wasCut(response, context.maxOutputTokens);
-  const { blocks, sawRefusal } = readOutput(output, isCut, context.toolSchemas);
+  const { blocks, sawRefusal } = readOutput(output, isCut, context);
   const sawToolUse = blocks.some((block) => block.type === 'tool_call');
   return assembleMessage(
     context,
@@ -86,7 +86,7 @@ export function translateResponsesResponse(response: ResponsesResponse, context:
 function readOutput(
   output: readonly ResponsesOutputItem[],
   isCut: boolean,
-  schemas: ToolInputSchemas | undefined,
+  tools: ToolReading,
 ): { blocks: (ContentBlock | AnswerToolCall)[]; sawRefusal: boolean } {
   const blocks: (ContentBlock | AnswerToolCall)[] = [];
   let sawRefusal = false;
@@ -109,7 +109,7 @@ function readOutput(
         break;
       }
       case 'function_call': {
-        const { input } = readFunctionCall(item, item.arguments, position++, isCut, schemas);
+        const { input } = readFunctionCall(item, item.arguments, position++, isCut, tools);
         blocks.push({
           type: 'tool_call',
           providerId: optionalString(item.call_id),
@@ -242,7 +242,7 @@ export function reasoningSignatureFor(item: ResponsesOutputItem, source: 'summar
 
 /**
  * @internal A function call's input, read by `readToolArguments` (repaired, and fitted to its tool's schema
- * in `schemas`). When the output limit cut the response (`isCut`), string arguments that stop mid-JSON are
+ * in `tools`; repairs reported to its `onRepair`). When the output limit cut the response (`isCut`), string arguments that stop mid-JSON are
  * completed by appending only, as on the Chat Completions wire: the cut call is delivered, and the stop
  * reason (`max_tokens`) tells the caller not to run it.
  *
@@ -254,7 +254,7 @@ export function readFunctionCall(
   argumentsValue: unknown,
   position: number,
   isCut: boolean,
-  schemas: ToolInputSchemas | undefined,
+  tools: ToolReading,
 ): ToolArgumentsReading {
   const description: ToolCallDescription = {
     position,
@@ -264,7 +264,11 @@ export function readFunctionCall(
   if (description.name === undefined) {
     throw protocolError(`${describeToolCall(description)} has no function name`);
   }
-  return readToolArguments(argumentsValue, description, { isCut, schema: schemas?.get(description.name) });
+  return readToolArguments(argumentsValue, description, {
+    isCut,
+    schema: tools.toolSchemas?.get(description.name),
+    onRepair: tools.onRepair,
+  });
 }
 
 function partTexts(parts: unknown, type: string): string[] {

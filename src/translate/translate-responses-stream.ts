@@ -325,13 +325,7 @@ export class ResponsesStreamTranslator {
     const isCompleted = isFinal && isCut;
     let reading: ToolArgumentsReading;
     try {
-      reading = readFunctionCall(
-        pseudoItem,
-        argumentsValue,
-        state.position,
-        isCompleted,
-        this.#context.toolSchemas,
-      );
+      reading = readFunctionCall(pseudoItem, argumentsValue, state.position, isCompleted, this.#context);
     } catch (error) {
       if (!isFinal) {
         state.isHeld = true;

@@ -38,6 +38,7 @@ export function createProvider(
           dialect: DIALECTS[tpx.dialect],
           azureApiVersion: tpx.azureApiVersion,
           wire: tpx.wire,
+          textToolCalls: tpx.textToolCalls,
         }),
         (text) => tokens.redact(text),
       );

@@ -64,6 +64,8 @@ export interface TpxSelection {
   /** The wire protocol, and why (`TPX_WIRE is set`, or the dialect's default). */
   wire: 'chat' | 'responses';
   wireReason: string;
+  /** Whether tool calls written as text are read as calls (`TPX_TEXT_TOOL_CALLS`, else the dialect's default). */
+  textToolCalls: boolean;
 }
 
 const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -190,6 +192,7 @@ export function selectProvider(
         azureApiVersion: apiVersion?.value ?? DEFAULT_AZURE_API_VERSION,
         wire: wire.name,
         wireReason: wire.reason,
+        textToolCalls: pickTextToolCalls(options, env, dialect.name),
       },
     };
   }
@@ -304,6 +307,24 @@ function pickWire(
     );
   }
   return { name: value, reason: named.source };
+}
+
+/** Whether text-written tool calls are read: `tpxTextToolCalls` / `TPX_TEXT_TOOL_CALLS`, else the dialect's default. */
+function pickTextToolCalls(
+  options: TransportOptions,
+  env: Record<string, string | undefined>,
+  dialect: DialectName,
+): boolean {
+  if (options.tpxTextToolCalls !== undefined) return options.tpxTextToolCalls;
+  const value = env['TPX_TEXT_TOOL_CALLS'];
+  if (!present(value)) return DIALECTS[dialect].readsTextToolCalls;
+  const word = value.trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(word)) return true;
+  if (['off', 'false', '0', 'no'].includes(word)) return false;
+  throw new TransportError(
+    'MODEL_ECONFIG',
+    `TPX_TEXT_TOOL_CALLS must be "on" or "off", got ${JSON.stringify(value)}`,
+  );
 }
 
 /** The betas to drop on the native path: the `dropBetas` option, else `TPX_DROP_BETAS` (comma-separated). */

@@ -144,6 +144,13 @@ export interface TransportOptions extends Partial<Deadlines> {
    */
   tpxWire?: string;
   /**
+   * Read tool calls a model wrote as text (`<tool_call>{…}</tool_call>`, `[TOOL_CALLS][…]`, a bare
+   * `{"name", "arguments"}` answer) as `tool_use` blocks when the request offered tools.
+   * @default env.TPX_TEXT_TOOL_CALLS (`on`/`off`), else the dialect's default: on for `vllm`, `llamacpp`,
+   * `ollama` and `openai-generic`, off for hosted services
+   */
+  tpxTextToolCalls?: boolean;
+  /**
    * Model mapping: `pattern=upstream-model` rules, comma-separated, globs on the requested model, first
    * match wins (`'*haiku*=qwen3-4b,*=qwen3-32b'`); `tpxModel` / `TPX_MODEL` is the catch-all. Applies to
    * both providers. @default env.TPX_MODEL_MAP
