@@ -107,6 +107,7 @@ describe('selectProvider: what decided, in the reason', () => {
         azureApiVersion: '2024-10-21',
         wire: 'chat',
         wireReason: 'the default of the openai-generic dialect',
+        textToolCalls: true,
       },
     });
   });

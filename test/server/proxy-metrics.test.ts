@@ -395,6 +395,12 @@ describe('the registry', () => {
         'counter',
         'Exchanges that ended in an error, by MODEL_* code (also after a stream had started).',
       ],
+      [
+        'tpx_tool_call_repairs_total',
+        'counter',
+        'Tool calls delivered after a repair: arguments made JSON (syntax), scalars fitted to the schema ' +
+          '(types), or a call the model wrote as text (text-call).',
+      ],
       ['tpx_open_streams', 'gauge', 'Streamed answers in progress.'],
       [
         'tpx_token_refreshes_total',
@@ -414,6 +420,7 @@ describe('the registry', () => {
       'tpx_upstream_attempts_total',
       'tpx_upstream_retries_total',
       'tpx_errors_total',
+      'tpx_tool_call_repairs_total',
       'tpx_open_streams',
       'tpx_token_refreshes_total',
     ]);
