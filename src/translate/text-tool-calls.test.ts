@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { cutAtRandom } from '../../test/helpers/stream-laws.js';
 import { readTextToolCalls, TextToolCallScanner, type TextWithCalls } from './text-tool-calls.js';
 
 const OFFERED = new Set(['get_weather', 'read_file']);
@@ -10,19 +11,6 @@ function scan(pieces: readonly string[]): TextWithCalls & { released: string[] }
   const released = pieces.map((piece) => scanner.push(piece));
   const end = scanner.end();
   return { text: released.join('') + end.text, calls: end.calls, released };
-}
-
-/** `text` cut at `cuts` (positions, any order, repeats allowed). */
-function cut(text: string, cuts: readonly number[]): string[] {
-  const points = [...new Set(cuts.map((point) => point % (text.length + 1)))].sort((a, b) => a - b);
-  const pieces: string[] = [];
-  let from = 0;
-  for (const point of points) {
-    pieces.push(text.slice(from, point));
-    from = point;
-  }
-  pieces.push(text.slice(from));
-  return pieces;
 }
 
 describe('readTextToolCalls', () => {
@@ -140,10 +128,10 @@ describe('TextToolCallScanner', () => {
     fc.assert(
       fc.property(
         fc.array(fragment, { maxLength: 12 }).map((parts) => parts.join('')),
-        fc.array(fc.nat(), { maxLength: 8 }),
-        (text, cuts) => {
+        fc.gen(),
+        (text, random) => {
           const whole = readTextToolCalls(text, OFFERED);
-          const streamed = scan(cut(text, cuts));
+          const streamed = scan(cutAtRandom(text, random));
           expect({ text: streamed.text, calls: streamed.calls }).toEqual(whole);
         },
       ),

@@ -9,10 +9,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import type { ModelTransport } from '../../src/transport/types.js';
+import { chatAnswer } from '../helpers/chat-answers.js';
 import {
-  openAiSse,
   startScriptedServer,
-  step,
   type RecordedRequest,
   type ScriptedServer,
   type Step,
@@ -32,51 +31,12 @@ interface WireMessage {
 
 /** The turn's answer: `CALLS_PER_TURN` calls, all with id `call_0` on even turns and without an id on odd ones. */
 function callsAnswer(turn: number, streaming: boolean): Step {
-  const calls = Array.from({ length: CALLS_PER_TURN }, (_, index) => ({
-    index,
+  const toolCalls = Array.from({ length: CALLS_PER_TURN }, (_, index) => ({
     ...(turn % 2 === 0 ? { id: 'call_0' } : {}),
-    type: 'function',
-    function: { name: 'read', arguments: JSON.stringify({ n: turn * 10 + index }) },
+    name: 'read',
+    arguments: JSON.stringify({ n: turn * 10 + index }),
   }));
-  const usage = { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29 };
-  if (!streaming) {
-    return step.json({
-      id: `chatcmpl-${turn}`,
-      object: 'chat.completion',
-      model: 'served',
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: null, tool_calls: calls },
-          finish_reason: 'tool_calls',
-        },
-      ],
-      usage,
-    });
-  }
-  const chunk = (delta: unknown, finishReason: string | null) => ({
-    id: `chatcmpl-${turn}`,
-    object: 'chat.completion.chunk',
-    model: 'served',
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  });
-  return step.sse(
-    openAiSse([
-      chunk({ role: 'assistant', content: null }, null),
-      ...calls.map((call) => chunk({ tool_calls: [call] }, null)),
-      { ...chunk({}, 'tool_calls'), usage },
-    ]),
-  );
-}
-
-function doneAnswer(): Step {
-  return step.json({
-    id: 'chatcmpl-done',
-    object: 'chat.completion',
-    model: 'served',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'all read' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 20, completion_tokens: 2, total_tokens: 22 },
-  });
+  return chatAnswer({ id: `chatcmpl-${turn}`, toolCalls }, streaming);
 }
 
 /**
@@ -110,7 +70,9 @@ describe('a 20-turn conversation over upstream ids that repeat or are missing', 
     upstream = await startScriptedServer((record: RecordedRequest) => {
       const body = record.json as { messages: WireMessage[]; stream?: boolean };
       const turn = body.messages.filter((message) => message.role === 'assistant').length;
-      return turn < TURNS - 1 ? callsAnswer(turn, body.stream === true) : doneAnswer();
+      return turn < TURNS - 1
+        ? callsAnswer(turn, body.stream === true)
+        : chatAnswer({ content: 'all read' }, false);
     });
     transport = tpxTransportTo(upstream.url, 'chat');
     proxy = await startServer({ transport, port: 0, logger: captureLogs().logger });

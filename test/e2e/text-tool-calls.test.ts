@@ -15,13 +15,8 @@ import type { Message, MessagesRequest } from '../../src/protocol/messages.js';
 import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { createProxyMetrics } from '../../src/telemetry/metrics.js';
 import { accumulateStream } from '../helpers/accumulate-stream.js';
-import {
-  openAiSse,
-  startScriptedServer,
-  step,
-  type ScriptedServer,
-  type Step,
-} from '../helpers/scripted-server.js';
+import { chatAnswer } from '../helpers/chat-answers.js';
+import { startScriptedServer, step, type ScriptedServer, type Step } from '../helpers/scripted-server.js';
 import { captureLogs } from './serve-support.js';
 
 const FIXTURES = new URL('../dialects/__fixtures__/text-tool-calls/', import.meta.url);
@@ -66,29 +61,7 @@ afterEach(async () => {
 
 /** A Chat Completions answer whose content is `text`, whole or streamed a few characters a chunk. */
 function chatText(text: string, streaming: boolean): Step {
-  if (!streaming) {
-    return step.json({
-      id: 'chatcmpl-t',
-      object: 'chat.completion',
-      model: 'served',
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 },
-    });
-  }
-  const chunk = (delta: unknown, finishReason: string | null) => ({
-    id: 'chatcmpl-t',
-    object: 'chat.completion.chunk',
-    model: 'served',
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  });
-  const pieces = text.match(/[\s\S]{1,3}/g) ?? [];
-  return step.sse(
-    openAiSse([
-      chunk({ role: 'assistant', content: '' }, null),
-      ...pieces.map((piece) => chunk({ content: piece }, null)),
-      { ...chunk({}, 'stop'), usage: { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 } },
-    ]),
-  );
+  return chatAnswer({ content: text }, streaming);
 }
 
 /** A Responses answer whose one message holds `text`, whole or streamed. */
