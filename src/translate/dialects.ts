@@ -20,18 +20,21 @@
  * | `kimi`           | `max_tokens`            | yes            | —                   | —                  | —    | on tool turns             | usage inside `choices[0]` lifted |
  * | `groq`           | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | never                     | |
  * | `openrouter`     | `max_tokens`            | yes            | yes                 | `reasoning:{effort}` | yes | never                    | |
- * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart |
+ * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart; tool schemas cut to Google's subset |
  * | `vertex`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | as `gemini`; `…/endpoints/openapi` URL |
  * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, system messages folded |
  *
  * `vllm`, `llamacpp`, `ollama` and `openai-generic` also fold system messages after the first (their
  * servers run open-model chat templates, many of which refuse them); the others send them in place. See
  * `DialectProfile.systemMessages`. `count_tokens` asks the server on `llamacpp` and `vllm`, and estimates
- * locally on the others (`DialectProfile.tokenCounting`).
+ * locally on the others (`DialectProfile.tokenCounting`). Tool input schemas are sent as the caller wrote
+ * them, except to `gemini` and `vertex`, whose function declarations take only an OpenAPI 3.0 subset
+ * (`DialectProfile.toolSchemas`, `clean-tool-schema.ts`).
  *
  * @module
  */
 import { TransportError } from '../errors.js';
+import type { ToolSchemaStyle } from './clean-tool-schema.js';
 
 /** Every dialect name `TPX_DIALECT` accepts, in the order they are listed to users. */
 export const DIALECT_NAMES = [
@@ -119,6 +122,13 @@ export interface DialectProfile {
    * server speaks; a profile whose server serves some models only over Responses may say `responses`.
    */
   readonly defaultWire: 'chat' | 'responses';
+  /**
+   * How tool input schemas are sent, on both wires: `as-is` (the caller's JSON Schema), or
+   * `gemini-subset` (rewritten into the OpenAPI 3.0 subset Google's function declarations take: no
+   * `$schema`, `$ref` inlined, `additionalProperties` and other unknown keywords dropped, type arrays as
+   * `nullable`; see `clean-tool-schema.ts`).
+   */
+  readonly toolSchemas: ToolSchemaStyle;
 }
 
 /** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
@@ -148,6 +158,7 @@ const OPENAI_LIKE: ProfileFields = {
   systemMessages: 'in-place',
   tokenCounting: 'estimate',
   defaultWire: 'chat',
+  toolSchemas: 'as-is',
 };
 
 const GEMINI_LIKE: ProfileFields = {
@@ -157,6 +168,8 @@ const GEMINI_LIKE: ProfileFields = {
   sendsUser: false,
   echoesThoughtSignatures: true,
   splitsSameIndexToolCalls: true,
+  // The same front end refuses JSON Schema keywords outside its OpenAPI subset ("Unknown name \"$schema\"").
+  toolSchemas: 'gemini-subset',
 };
 
 function profile(name: DialectName, label: string, fields: ProfileFields): DialectProfile {
