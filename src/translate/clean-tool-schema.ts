@@ -106,6 +106,7 @@ interface Context {
   readonly budget: { inlined: number };
 }
 
+/** One schema position, cleaned: its reference inlined, its `allOf` merged, then its keywords read. */
 function toGemini(value: unknown, context: Context, depth: number): Record<string, unknown> {
   if (!isObject(value) || value instanceof ExactNumber || depth >= MAX_DEPTH) return {};
   if (context.refs.length > 0) context.budget.inlined += 1;
@@ -114,6 +115,11 @@ function toGemini(value: unknown, context: Context, depth: number): Record<strin
   return cleanSchema(source, inlined.context, depth);
 }
 
+/**
+ * The keywords of one schema (references inlined, `allOf` merged) in Google's subset: types and
+ * alternatives first (a type list or `null` alternative becomes `nullable`, a lone alternative the
+ * schema itself), then the keywords every type shares, then those of the schema's type.
+ */
 function cleanSchema(
   source: Record<string, unknown>,
   context: Context,
