@@ -14,6 +14,7 @@ import { TransportError } from '../errors.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 import type { ResponsesStreamEvent } from '../protocol/responses.js';
 import { validateResponsesResponse, validateResponsesStreamEvent } from '../protocol/validate-responses.js';
+import { applyDialectToResponsesRequest } from '../translate/apply-dialect.js';
 import type { DialectProfile } from '../translate/dialects.js';
 import { mapResponsesError } from '../translate/map-responses-error.js';
 import { translateResponsesRequest } from '../translate/translate-responses-request.js';
@@ -44,7 +45,7 @@ export interface ResponsesWireConfig {
   /** Model sent upstream. @default the request's `model` */
   model: string | undefined;
   generateId: () => string;
-  /** The dialect profile: only its endpoint shape matters here (Azure's route). */
+  /** The dialect profile: its endpoint shape (Azure's route) and the tool schemas its server accepts. */
   dialect?: DialectProfile | undefined;
   /** Read tool calls the model wrote as text as calls (`text-tool-calls.ts`). @default false */
   textToolCalls?: boolean | undefined;
@@ -88,7 +89,11 @@ function prepare(
     generateId: config.generateId,
     maxOutputTokens: translated.body.max_output_tokens,
   };
-  return { body: JSON.stringify(translated.body), context };
+  const body =
+    config.dialect === undefined
+      ? translated.body
+      : applyDialectToResponsesRequest(config.dialect, translated.body);
+  return { body: JSON.stringify(body), context };
 }
 
 /** A whole JSON answer, translated. A 200 body holding only an error object is that error. */

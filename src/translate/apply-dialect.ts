@@ -5,7 +5,9 @@
  * - Out: `applyDialectToRequest` post-processes the translated body: it drops the optional fields the
  *   server does not accept, asks for reasoning the way the server expects, keeps `reasoning_content`
  *   only where the server wants it replayed, folds system messages after the first where the server's
- *   templates refuse them, echoes Gemini thought signatures, and maps tool-call ids to Mistral's shape.
+ *   templates refuse them, echoes Gemini thought signatures, maps tool-call ids to Mistral's shape, and
+ *   cuts tool input schemas to what the server accepts (`clean-tool-schema.ts`).
+ *   `applyDialectToResponsesRequest` does the last for the Responses wire.
  * - Back: `normalizeResponse` and `createChunkNormalizer` undo the quirks the translator does not handle
  *   by itself (whole tool calls streamed on one `index`, usage inside `choices[0]`) and pick up thought
  *   signatures, before the answer reaches `translateResponse` / `StreamTranslator`.
@@ -32,6 +34,8 @@ import type {
   ChatToolCall,
   ChatToolCallIn,
 } from '../protocol/chat-completions.js';
+import type { ResponsesRequest } from '../protocol/responses.js';
+import { cleanToolSchema } from './clean-tool-schema.js';
 import type { DialectProfile } from './dialects.js';
 import { foldSystemMessages } from './fold-system-messages.js';
 import { mapMistralToolIds } from './mistral-tool-ids.js';
@@ -103,11 +107,38 @@ export function applyDialectToRequest(
     }
   }
 
+  if (body.tools !== undefined && profile.toolSchemas !== 'as-is') {
+    result.tools = body.tools.map((tool) => {
+      const { parameters } = tool.function;
+      if (parameters === undefined) return tool;
+      return {
+        ...tool,
+        function: { ...tool.function, parameters: cleanToolSchema(parameters, profile.toolSchemas) },
+      };
+    });
+  }
+
   let messages = body.messages.map((message) => shapeMessage(profile, message));
   if (profile.systemMessages === 'fold') messages = foldSystemMessages(messages);
   if (profile.toolIdStyle === 'mistral') messages = mapMistralToolIds(messages).messages;
   result.messages = messages;
   return result;
+}
+
+/**
+ * The translated Responses body as this dialect's server accepts it: tool input schemas cut to what the
+ * server takes (`DialectProfile.toolSchemas`). Returns a new body when something changed, else the same.
+ */
+export function applyDialectToResponsesRequest(
+  profile: DialectProfile,
+  body: ResponsesRequest,
+): ResponsesRequest {
+  if (body.tools === undefined || profile.toolSchemas === 'as-is') return body;
+  const tools = body.tools.map((tool) => ({
+    ...tool,
+    parameters: cleanToolSchema(tool.parameters, profile.toolSchemas),
+  }));
+  return { ...body, tools };
 }
 
 function shapeMessage(profile: DialectProfile, message: ChatMessage): ChatMessage {

@@ -20,7 +20,7 @@
  * | `kimi`           | `max_tokens`            | yes            | —                   | —                  | —    | on tool turns             | usage inside `choices[0]` lifted |
  * | `groq`           | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | never                     | |
  * | `openrouter`     | `max_tokens`            | yes            | yes                 | `reasoning:{effort}` | yes | never                    | |
- * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart |
+ * | `gemini`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | thought signatures echoed; whole calls on index 0 split apart; tool schemas cut to Google's subset |
  * | `vertex`         | `max_tokens`            | yes            | —                   | `reasoning_effort` | —    | never                     | as `gemini`; `…/endpoints/openapi` URL |
  * | `openai-generic` | `max_tokens`            | yes            | yes                 | `reasoning_effort` | yes  | always                    | the translator's output, system messages folded |
  *
@@ -29,11 +29,14 @@
  * same four read tool calls a model wrote as text (`<tool_call>{…}</tool_call>` and the like; see
  * `text-tool-calls.ts` and `DialectProfile.readsTextToolCalls`); the hosted services parse calls themselves. See
  * `DialectProfile.systemMessages`. `count_tokens` asks the server on `llamacpp` and `vllm`, and estimates
- * locally on the others (`DialectProfile.tokenCounting`).
+ * locally on the others (`DialectProfile.tokenCounting`). Tool input schemas are sent as the caller wrote
+ * them, except to `gemini` and `vertex`, whose function declarations take only an OpenAPI 3.0 subset
+ * (`DialectProfile.toolSchemas`, `clean-tool-schema.ts`).
  *
  * @module
  */
 import { TransportError } from '../errors.js';
+import type { ToolSchemaStyle } from './clean-tool-schema.js';
 
 /** Every dialect name `TPX_DIALECT` accepts, in the order they are listed to users. */
 export const DIALECT_NAMES = [
@@ -128,6 +131,13 @@ export interface DialectProfile {
    * themselves. `TPX_TEXT_TOOL_CALLS` overrides it.
    */
   readonly readsTextToolCalls: boolean;
+  /**
+   * How tool input schemas are sent, on both wires: `as-is` (the caller's JSON Schema), or
+   * `gemini-subset` (rewritten into the OpenAPI 3.0 subset Google's function declarations take: no
+   * `$schema`, `$ref` inlined, `additionalProperties` and other unknown keywords dropped, type arrays as
+   * `nullable`; see `clean-tool-schema.ts`).
+   */
+  readonly toolSchemas: ToolSchemaStyle;
 }
 
 /** How a dialect counts tokens (see `DialectProfile.tokenCounting`). */
@@ -158,6 +168,7 @@ const OPENAI_LIKE: ProfileFields = {
   tokenCounting: 'estimate',
   defaultWire: 'chat',
   readsTextToolCalls: false,
+  toolSchemas: 'as-is',
 };
 
 const GEMINI_LIKE: ProfileFields = {
@@ -167,6 +178,8 @@ const GEMINI_LIKE: ProfileFields = {
   sendsUser: false,
   echoesThoughtSignatures: true,
   splitsSameIndexToolCalls: true,
+  // The same front end refuses JSON Schema keywords outside its OpenAPI subset ("Unknown name \"$schema\"").
+  toolSchemas: 'gemini-subset',
 };
 
 function profile(name: DialectName, label: string, fields: ProfileFields): DialectProfile {
