@@ -26,7 +26,8 @@ import {
   readProxySettings,
   type LogLevel,
 } from './proxy-settings.js';
-import { describeSetup, probeUpstream } from './startup-report.js';
+import { CLAUDE_CODE_MODELS, warnOfSmallWindow } from './context-fit.js';
+import { describeSetup, probeUpstreamReport } from './startup-report.js';
 
 export const CLAUDE_HELP = `Usage: tpx claude [tpx options] [--] [claude arguments…]
 
@@ -117,11 +118,15 @@ export async function runClaude(args: string[], io: CliIo): Promise<number> {
     throw error;
   }
   try {
+    const probe = await probeUpstreamReport(transport);
+    const windowWarning =
+      probe.report === undefined ? [] : await warnOfSmallWindow(transport, probe.report, CLAUDE_CODE_MODELS);
     io.stderr(
       [
         `tpx claude: proxy on ${server.url} (a fresh token for this run)`,
         ...describeSetup(transport, settings.env, settings.flagsGiven),
-        ...(await probeUpstream(transport)),
+        ...probe.lines,
+        ...windowWarning,
         '',
       ].join('\n'),
     );

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import { startScriptedServer, step } from '../helpers/scripted-server.js';
 import { CLI, runTpx, STAND_IN } from './cli-process.js';
 
 function script(body: string): string {
@@ -175,5 +176,30 @@ describe('tpx claude', () => {
     const result = await runTpx(['claude', '--claude-bin', '/nonexistent/claude', '-p', 'hi'], upstream());
     expect(result.code).toBe(127);
     expect(result.stderr).toContain('/nonexistent/claude not found: install Claude Code');
+  });
+
+  it("warns before launching Claude Code when the upstream's context window cannot hold its first request", async () => {
+    const small = await startScriptedServer((record) =>
+      record.url === '/v1/models'
+        ? step.json({ object: 'list', data: [{ id: 'qwen3-4b', owned_by: 'llamacpp' }] })
+        : record.url === '/props'
+          ? step.json({ default_generation_settings: { n_ctx: 4096 } })
+          : step.json({ error: { message: 'not found' } }, { status: 404 }),
+    );
+    try {
+      const started = script('echo "claude started" >&2');
+      const result = await runTpx(['claude', '--claude-bin', started], {
+        TPX_BASE_URL: `${small.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+        TPX_DIALECT: 'llamacpp',
+      });
+      expect(result.code).toBe(0);
+      const warning = result.stderr.indexOf('warning: the context window of qwen3-4b is 4096 tokens');
+      expect(warning).toBeGreaterThan(-1);
+      expect(warning).toBeLessThan(result.stderr.indexOf('claude started'));
+      expect(result.stderr).toContain('fix: restart llama-server with -c 32768 (--ctx-size 32768)');
+    } finally {
+      await small.close();
+    }
   });
 });
