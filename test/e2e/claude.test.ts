@@ -202,4 +202,82 @@ describe('tpx claude', () => {
       await small.close();
     }
   });
+
+  it('prints one line per exchange on its stderr: the model asked for and the one that answered, tokens, time, status', async () => {
+    const result = await runTpx(['claude', '--claude-bin', STAND_IN, '-p', 'look around'], upstream());
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /tpx: POST \/v1\/messages claude-sonnet-4-5 → tpx-mock-1 · \d+ in, \d+ out · \d+ ms · 200\n/,
+    );
+    // The haiku-tier background call, and the agent loop's turns: one line each.
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('tpx: POST /v1/messages'));
+    expect(lines).toHaveLength(3);
+  });
+
+  it('explains a failed exchange in full on its stderr', async () => {
+    const small = await startScriptedServer((record) =>
+      record.url === '/v1/models'
+        ? step.json({ object: 'list', data: [{ id: 'qwen3-4b' }] })
+        : step.json(
+            {
+              error: {
+                code: 400,
+                type: 'exceed_context_size_error',
+                message: 'the request exceeds the available context size, try increasing it',
+                n_prompt_tokens: 14235,
+                n_ctx: 4096,
+              },
+            },
+            { status: 400 },
+          ),
+    );
+    try {
+      const result = await runTpx(['claude', '--claude-bin', STAND_IN, '-p', 'hi'], {
+        TPX_BASE_URL: `${small.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /tpx: POST \/v1\/messages claude-\S+ → qwen3-4b · \d+ ms · 400 MODEL_EHTTP\n {2}400 exceed_context_size_error: prompt is too long: 14235 tokens > 4096 maximum/,
+      );
+      expect(result.stderr).toContain('try increasing it');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps --log-bodies and --log-file - as its own options, not passed on to claude', async () => {
+    const echo = script('printf "%s|" "$@"');
+    const own = await runTpx(
+      ['claude', '--log-bodies', '--log-file', '-', '--claude-bin', echo, '-p', 'hi'],
+      upstream(),
+    );
+    expect(own.code).toBe(0);
+    expect(own.stdout).toBe('-p|hi|');
+    const logged = await runTpx(
+      ['claude', '--log-file', '-', '--log-bodies', '--claude-bin', STAND_IN, '-p', 'hi'],
+      upstream(),
+    );
+    expect(logged.code).toBe(0);
+    const lines = logged.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const exchange = lines.find((line) => line['msg'] === 'exchange' && line['path'] === '/v1/messages');
+    expect(String(exchange?.['requestBody'])).toContain('"messages"');
+    expect(logged.stderr).not.toContain('upstream-token-7f3a');
+    const refused = await runTpx(['claude', '--log-bodies', '--claude-bin', echo], upstream());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--log-bodies needs --log-file');
+  });
+
+  it('prints the metrics address with the token that opens it', async () => {
+    const fetchMetrics = script(
+      `node -e 'fetch(process.env.ANTHROPIC_BASE_URL + "/metrics", { headers: { authorization: "Bearer " + process.env.ANTHROPIC_AUTH_TOKEN } }).then(async (r) => console.log(r.status, (await r.text()).includes("tpx_requests_total"), process.env.ANTHROPIC_BASE_URL, process.env.ANTHROPIC_AUTH_TOKEN))'`,
+    );
+    const result = await runTpx(['claude', '--claude-bin', fetchMetrics], upstream());
+    const [status, hasMetrics, url, token] = result.stdout.trim().split(' ');
+    expect([status, hasMetrics]).toEqual(['200', 'true']);
+    expect(result.stderr).toContain(`metrics: curl -H 'Authorization: Bearer ${token!}' ${url!}/metrics`);
+  });
 });
