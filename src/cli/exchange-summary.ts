@@ -35,14 +35,33 @@ function describeUsage(usage: unknown): string | undefined {
   return parts.length === 0 ? undefined : parts.join(', ');
 }
 
-/** The retries part and their reasons, when the exchange took more than one attempt. */
+/**
+ * What to do about a first-byte deadline passed on a retry: most often the request waited behind another
+ * in a server with one slot, since Claude Code sends sub-agent and background requests alongside.
+ */
+export const ONE_SLOT_HINT =
+  '  (a server with one slot, such as llama.cpp with -np 1, keeps a request waiting while it answers ' +
+  'another, and Claude Code sends sub-agent and background requests alongside: start the server with ' +
+  '-np 2 or more (and -c that many times the context), or give tpx a longer --first-byte-timeout)';
+
+/** One line per retry, with why; the one-slot hint after a first-byte deadline. */
 function describeRetries(record: Record<string, unknown>): string[] {
   const retries = record['retries'];
   if (!Array.isArray(retries)) return [];
-  return retries.filter(isObject).map((retry) => {
-    const attempt = count(retry['attempt']);
-    return `  retried after attempt ${attempt ?? '?'}: ${text(retry['reason']) ?? 'no reason recorded'}`;
-  });
+  const lines: string[] = [];
+  let isFirstByte = false;
+  for (const retry of retries.filter(isObject)) {
+    const what = [text(retry['error']), count(retry['status']), text(retry['deadline'])]
+      .filter((part) => part !== undefined)
+      .join(' ');
+    const deadline = text(retry['deadline']);
+    if (deadline === 'first-byte') isFirstByte = true;
+    lines.push(
+      `  attempt ${count(retry['attempt']) ?? '?'} failed (${what}), retried: ${text(retry['reason']) ?? ''}`,
+    );
+  }
+  if (isFirstByte) lines.push(ONE_SLOT_HINT);
+  return lines;
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { TransportError } from '../errors.js';
 import type { MessageParam, MessagesRequest, ToolParam } from '../protocol/messages.js';
 import type { ExchangeObserver } from './observer.js';
 
@@ -42,6 +43,21 @@ export interface ExchangeOptions extends Partial<Deadlines> {
   onResponse?: (info: ResponseInfo) => void;
   /** Sees each upstream attempt (metrics, traces); see `providers/observer.ts`. @default undefined */
   observer?: ExchangeObserver;
+  /**
+   * Called when an attempt failed and another follows: which attempt, why (the error: a deadline, a
+   * status, a network failure), and how long the wait before the next one is. @default undefined
+   */
+  onRetry?: (retry: RetryInfo) => void;
+}
+
+/** A failed attempt that is retried (`ExchangeOptions.onRetry`). */
+export interface RetryInfo {
+  /** The attempt that failed: 1 for the first. */
+  attempt: number;
+  /** Why it failed: its `code`, `status`, `deadline` and message. */
+  error: TransportError;
+  /** The wait before the next attempt, in milliseconds. */
+  delayMs: number;
 }
 
 /** What a provider said besides the body: useful to a proxy that passes headers on. */

@@ -17,7 +17,12 @@ import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
-import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
+import type {
+  ExchangeTelemetry,
+  ExchangeOutcome,
+  RetryRecord,
+  Telemetry,
+} from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
@@ -94,6 +99,8 @@ export class Exchange {
   stopReason: string | undefined;
   /** Metrics and traces of this exchange, when enabled. */
   readonly telemetry: ExchangeTelemetry | undefined;
+  /** The upstream attempts that failed and were retried, with why. */
+  readonly retries: RetryRecord[] = [];
   #timeToFirstByteMs: number | undefined;
   #isEnded = false;
 
@@ -154,6 +161,12 @@ export class Exchange {
       headers,
       onResponse: (info) => {
         this.upstream = info;
+      },
+      onRetry: ({ attempt, error, delayMs }) => {
+        const retry: RetryRecord = { attempt, error: error.code, reason: error.message, delayMs };
+        if (error.code === 'MODEL_EHTTP') retry.status = error.status;
+        if (error.deadline !== undefined) retry.deadline = error.deadline;
+        this.retries.push(retry);
       },
     };
     const { cancellation } = this.request;
@@ -220,6 +233,7 @@ export class Exchange {
     if (this.upstream?.upstreamMaxTokens !== undefined)
       record.upstreamMaxTokens = this.upstream.upstreamMaxTokens;
     if (this.usage !== undefined) record.usage = this.usage;
+    if (this.retries.length > 0) record.retries = this.retries;
     if (error !== undefined) {
       if (isTransportError(error)) {
         record.error = error.code;

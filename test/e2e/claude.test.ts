@@ -280,4 +280,42 @@ describe('tpx claude', () => {
     expect([status, hasMetrics]).toEqual(['200', 'true']);
     expect(result.stderr).toContain(`metrics: curl -H 'Authorization: Bearer ${token!}' ${url!}/metrics`);
   });
+
+  it('says why an exchange was retried, and what to do about a one-slot server after a first-byte deadline', async () => {
+    let chats = 0;
+    const slow = await startScriptedServer((record) => {
+      if (record.url === '/v1/models') return step.json({ object: 'list', data: [{ id: 'qwen3-4b' }] });
+      if (record.url !== '/v1/chat/completions') return step.json({ error: 'not found' }, { status: 404 });
+      chats++;
+      if (chats === 1) return step.noHeaders();
+      return step.json({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'qwen3-4b',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 },
+      });
+    });
+    try {
+      const once = script(
+        `node -e 'fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + process.env.ANTHROPIC_AUTH_TOKEN }, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }) }).then((r) => console.log(r.status))'`,
+      );
+      const result = await runTpx(['claude', '--first-byte-timeout', '300ms', '--claude-bin', once], {
+        TPX_BASE_URL: `${slow.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+      });
+      expect(result.stdout.trim()).toBe('200');
+      expect(result.stderr).toMatch(
+        /tpx: POST \/v1\/messages claude-sonnet-4-5 → qwen3-4b · .* · 2 attempts · 200\n/,
+      );
+      expect(result.stderr).toContain(
+        '  attempt 1 failed (MODEL_ETIMEOUT first-byte), retried: the tpx endpoint sent no response headers within 300 ms (first-byte deadline)',
+      );
+      expect(result.stderr).toContain('start the server with -np 2 or more');
+      expect(result.stderr).toContain('--first-byte-timeout');
+    } finally {
+      await slow.close();
+    }
+  });
 });
