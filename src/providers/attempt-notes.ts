@@ -16,6 +16,8 @@ export interface AttemptNotes {
   headers?: Readonly<Record<string, string>>;
   /** The model named in the upstream request (after `TPX_MODEL` and model mapping). */
   upstreamModel?: string;
+  /** Sees each request body the attempt sends, as sent (present when the observer asks for bodies). */
+  sendsBody?: (body: string) => void;
 }
 
 /** Records the upstream model on the notes, when there are any. */

@@ -24,6 +24,8 @@ import type {
   Telemetry,
 } from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
+import type { StreamTranscript } from './stream-transcript.js';
+import type { ExchangeObserver } from '../providers/observer.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -71,6 +73,21 @@ export function mergeUsage(into: UsageRecord, usage: unknown): void {
   if (cacheRead !== undefined) into.cache_read_input_tokens = cacheRead;
 }
 
+/** `observer` (telemetry's, when any) that also keeps each body sent upstream in `bodies`. */
+function withBodyLog(
+  observer: ExchangeObserver | undefined,
+  bodies: { attempt: number; body: string }[],
+): ExchangeObserver {
+  return {
+    onAttemptStart: (attempt) => observer?.onAttemptStart?.(attempt),
+    onAttemptEnd: (attempt) => observer?.onAttemptEnd?.(attempt),
+    onAttemptBody: (attempt, body) => {
+      observer?.onAttemptBody?.(attempt, body);
+      bodies.push({ attempt: attempt.number, body });
+    },
+  };
+}
+
 /** What the exchange needs from the server around it. */
 export interface ExchangeEnvironment {
   provider: ProviderName;
@@ -95,6 +112,10 @@ export class Exchange {
   /** The upstream's status and headers, once the transport reported them. */
   upstream: ResponseInfo | undefined;
   requestBodyText: string | undefined;
+  /** With `logBodies`: each body sent upstream. */
+  readonly upstreamBodies: { attempt: number; body: string }[] = [];
+  /** With `logBodies`, for a stream: the message its events deliver. */
+  transcript: StreamTranscript | undefined;
   /** The delivered message's `stop_reason`, for telemetry. */
   stopReason: string | undefined;
   /** Metrics and traces of this exchange, when enabled. */
@@ -170,7 +191,10 @@ export class Exchange {
       },
     };
     const { cancellation } = this.request;
-    if (this.telemetry?.observer !== undefined) options.observer = this.telemetry.observer;
+    const observer = this.environment.logBodies
+      ? withBodyLog(this.telemetry?.observer, this.upstreamBodies)
+      : this.telemetry?.observer;
+    if (observer !== undefined) options.observer = observer;
     if (cancellation !== undefined) options[CANCELLATION] = cancellation;
     else options.signal = this.request.signal;
     if (this.query !== '') options.query = this.query;
@@ -246,7 +270,9 @@ export class Exchange {
     if (extra.clientClosed === true) record.clientClosed = true;
     if (this.environment.logBodies) {
       if (this.requestBodyText !== undefined) record.requestBody = this.requestBodyText;
-      if (extra.responseBody !== undefined) record.responseBody = extra.responseBody;
+      if (this.upstreamBodies.length > 0) record.upstreamRequestBodies = this.upstreamBodies;
+      const responseBody = extra.responseBody ?? this.transcript?.toJson();
+      if (responseBody !== undefined) record.responseBody = responseBody;
     }
     logExchange(this.environment.logger, record, level);
     if (this.telemetry !== undefined && !this.#isEnded) {

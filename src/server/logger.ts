@@ -22,9 +22,11 @@ export interface ExchangeRecord extends ExchangeSummary {
   attempts?: number;
   /** The client went away before the answer was complete. */
   clientClosed?: boolean;
-  /** Only with `logBodies`. */
+  /** Only with `logBodies`: the caller's body. */
   requestBody?: string;
-  /** Only with `logBodies`, for JSON answers. */
+  /** Only with `logBodies`: each body sent upstream, by attempt, as sent (credentials travel in headers). */
+  upstreamRequestBodies?: { attempt: number; body: string }[];
+  /** Only with `logBodies`: the answer; for a stream, the message its events delivered. */
   responseBody?: string;
 }
 

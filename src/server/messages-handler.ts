@@ -33,6 +33,7 @@ import type { UsageRecord } from './logger.js';
 import type { Telemetry } from '../telemetry/exchange-telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
 import { encodeSseEvent } from './write-sse.js';
+import { StreamTranscript } from './stream-transcript.js';
 import { stringifyExactJson } from '../protocol/exact-json.js';
 
 /** Options of {@link createMessagesHandler}. */
@@ -147,6 +148,7 @@ function encodeBatch(exchange: Exchange, usage: UsageRecord, batch: readonly Mes
   let frames = '';
   for (const event of batch) {
     trackUsage(exchange, usage, event);
+    exchange.transcript?.add(event);
     frames += encodeSseEvent(event);
   }
   return frames;
@@ -204,6 +206,7 @@ function streamResponse(
 ): SseResponse {
   const usage: UsageRecord = {};
   exchange.usage = usage;
+  if (exchange.environment.logBodies) exchange.transcript = new StreamTranscript();
   exchange.answerReady();
   exchange.telemetry?.streamOpened();
   const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);

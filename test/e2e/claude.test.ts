@@ -265,6 +265,8 @@ describe('tpx claude', () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const exchange = lines.find((line) => line['msg'] === 'exchange' && line['path'] === '/v1/messages');
     expect(String(exchange?.['requestBody'])).toContain('"messages"');
+    const sent = exchange?.['upstreamRequestBodies'] as { body: string }[];
+    expect(JSON.parse(sent[0]!.body)).toMatchObject({ model: 'tpx-mock-1' });
     expect(logged.stderr).not.toContain('upstream-token-7f3a');
     const refused = await runTpx(['claude', '--log-bodies', '--claude-bin', echo], upstream());
     expect(refused.code).toBe(2);
