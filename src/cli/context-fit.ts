@@ -9,7 +9,7 @@
  * @module
  */
 import { contextMargin } from '../transport/output-cap.js';
-import type { ModelTransport, UpstreamReport } from '../transport/types.js';
+import type { ModelTransport, ServerKind, UpstreamReport } from '../transport/types.js';
 
 /**
  * About how many input tokens Claude Code's first request of a session holds before the user has typed
@@ -26,11 +26,12 @@ export const CLAUDE_CODE_FIRST_REQUEST_TOKENS = 15_000;
  */
 export const CLAUDE_CODE_MIN_OUTPUT_TOKENS = 4_096;
 
-/** The names Claude Code asks for by default: the doctor shows where each would go. */
-export const CLAUDE_CODE_MODELS = ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'] as const;
-
-/** The kinds of local model servers whose context setting is known by name. */
-export type ServerKind = 'llamacpp' | 'vllm' | 'ollama' | 'lmstudio';
+/**
+ * The names Claude Code asks for, one per tier: the newest model of each tier in the Messages API's model
+ * list as the official SDK (`@anthropic-ai/sdk` 1.14) states it; the 4.5 names are deprecated there. The
+ * doctor shows where each would go and runs its chat check with the middle one.
+ */
+export const CLAUDE_CODE_MODELS = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'] as const;
 
 /** The context window the upstream stated for `model`: the model's own, else the server's. */
 export function statedWindow(
@@ -76,10 +77,23 @@ export function contextWindowFix(kind: ServerKind | undefined, tokens: number): 
   return `give the model server a context of at least ${tokens} tokens: llama.cpp -c ${tokens}, vLLM --max-model-len ${tokens}, Ollama OLLAMA_CONTEXT_LENGTH=${tokens} (num_ctx), LM Studio's "Context Length" load setting`;
 }
 
-/** The server kind a dialect name stands for, when it is one of a local server. */
-export function serverKindOfDialect(dialect: string | undefined): ServerKind | undefined {
-  return dialect === 'llamacpp' || dialect === 'vllm' || dialect === 'ollama' ? dialect : undefined;
+/**
+ * The kind of server behind the transport: the one its dialect names, else what the server said of
+ * itself (the report's `server`), else `undefined`.
+ */
+export function serverKindOf(transport: ModelTransport, report: UpstreamReport): ServerKind | undefined {
+  const dialect = transport.selection.dialect?.name;
+  if (dialect === 'llamacpp' || dialect === 'vllm' || dialect === 'ollama') return dialect;
+  return report.server?.kind;
 }
+
+/** The servers' names, for people. */
+export const SERVER_NAMES: Readonly<Record<ServerKind, string>> = {
+  llamacpp: 'llama.cpp',
+  vllm: 'vLLM',
+  ollama: 'Ollama',
+  lmstudio: 'LM Studio',
+};
 
 /** A window too small for Claude Code, for the models Claude Code's names map to. */
 export interface TooSmallWindow {
@@ -136,7 +150,7 @@ export async function warnOfSmallWindow(
   const outputTokens = policy.maxTokens ?? CLAUDE_CODE_MIN_OUTPUT_TOKENS;
   const tooSmall = findTooSmallWindow(report, targets, outputTokens);
   if (tooSmall === undefined) return [];
-  const kind = serverKindOfDialect(transport.selection.dialect?.name);
+  const kind = serverKindOf(transport, report);
   return [
     `warning: ${describeTooSmallWindow(tooSmall, outputTokens)}`,
     `  fix: ${contextWindowFix(kind, tooSmall.fit.suggestedTokens)}`,

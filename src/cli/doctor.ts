@@ -29,11 +29,12 @@ import {
   contextWindowFix,
   describeTooSmallWindow,
   findTooSmallWindow,
-  serverKindOfDialect,
+  serverKindOf,
   statedWindow,
 } from './context-fit.js';
 import { describeError, parse } from './parse-flags.js';
-import { PROXY_FLAGS, createCliTransport, readProxySettings } from './proxy-settings.js';
+import { PROXY_FLAGS, createCliTransport, readProxySettings, type ProxySettings } from './proxy-settings.js';
+import { describeModelIds } from '../transport/model-map.js';
 import { describeReport, describeSetup } from './startup-report.js';
 import {
   adviseOnError,
@@ -52,7 +53,7 @@ for the answer (the server flag that raises it when not), and one tiny chat requ
 Each failed check prints its fix. Exit 0 only when every check passed.
 
 Options:
-  --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-4-5,
+  --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-5-5,
                    mapped as the proxy would)
   --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
                    (with --wire responses the chat check posts to {base}/responses)
@@ -60,7 +61,7 @@ Options:
   --probe          accepted for scripts written for older versions; the chat check always runs
 `;
 
-const DEFAULT_CHECK_MODEL = 'claude-sonnet-4-5';
+const DEFAULT_CHECK_MODEL: string = CLAUDE_CODE_MODELS[1];
 const CHECK_TIMEOUT_MS = 10_000;
 const CHAT_TIMEOUT_MS = 60_000;
 
@@ -116,7 +117,11 @@ async function checkModelList(
  * Where Claude Code's names would go: the upstream models they map to, or a failure's exit code after
  * printing it.
  */
-async function checkMapping(transport: ModelTransport, io: CliIo): Promise<string[] | number> {
+async function checkMapping(
+  transport: ModelTransport,
+  report: UpstreamReport,
+  io: CliIo,
+): Promise<string[] | number> {
   const policy = transport.upstreamPolicy;
   if (policy === undefined) return [];
   let failed: { name: string; message: string } | undefined;
@@ -133,13 +138,39 @@ async function checkMapping(transport: ModelTransport, io: CliIo): Promise<strin
     }
   }
   io.stdout(`model mapping (Claude Code's names):\n${lines.join('\n')}\n`);
-  if (failed === undefined) return targets;
+  if (failed === undefined) return checkTargetsListed(targets, report, io);
   return fail(
     io,
     'model mapping',
     failed.message,
     "set TPX_MODEL_MAP (--model-map), e.g. '*haiku*=small-model,*=large-model'",
   );
+}
+
+/**
+ * Whether each model Claude Code's names map to is one the upstream lists (Ollama's `name` for
+ * `name:latest` included): a rule or `TPX_MODEL` naming a model the server does not serve fails at once,
+ * with a listed id as the fix. The targets, or a failure's exit code after printing it.
+ */
+function checkTargetsListed(targets: string[], report: UpstreamReport, io: CliIo): string[] | number {
+  const ids = report.models?.map((model) => model.id) ?? [];
+  if (ids.length === 0) return targets;
+  const missing = targets.find((target) => !ids.includes(target) && !ids.includes(`${target}:latest`));
+  if (missing === undefined) return targets;
+  return fail(
+    io,
+    'model mapping',
+    `Claude Code's names map to "${missing}", but the upstream does not serve the model "${missing}": it lists ${describeModelIds(ids)}`,
+    `set TPX_MODEL_MAP (--model-map) to models it lists, e.g. '*=${ids[0]!}' (or TPX_MODEL to one of them)`,
+  );
+}
+
+/** Says that the dialect the server was detected as is the one the chat check uses. */
+function describeDetectedDialect(transport: ModelTransport, report: UpstreamReport, io: CliIo): void {
+  const kind = report.server?.kind;
+  if (kind === undefined || kind === 'lmstudio') return;
+  if (transport.selection.dialect?.name !== 'openai-generic') return;
+  io.stdout(`  dialect: ${kind} (detected from what the server says of itself; the chat check uses it)\n`);
 }
 
 /**
@@ -155,7 +186,7 @@ function checkContextWindow(
   const outputTokens = transport.upstreamPolicy?.maxTokens ?? CLAUDE_CODE_MIN_OUTPUT_TOKENS;
   const tooSmall = findTooSmallWindow(report, targets, outputTokens);
   if (tooSmall !== undefined) {
-    const kind = serverKindOfDialect(transport.selection.dialect?.name);
+    const kind = serverKindOf(transport, report);
     return fail(
       io,
       'context window',
@@ -230,6 +261,31 @@ async function checkChat(transport: ModelTransport, model: string, io: CliIo): P
   }
 }
 
+/**
+ * Runs `check` with a transport for the dialect the server was detected as, when no dialect was named
+ * (and the detected server has one), else with `transport` itself.
+ */
+async function withDetectedDialect(
+  transport: ModelTransport,
+  report: UpstreamReport,
+  settings: ProxySettings,
+  check: (transport: ModelTransport) => Promise<number>,
+): Promise<number> {
+  const kind = report.server?.kind;
+  if (kind === undefined || kind === 'lmstudio' || transport.selection.dialect?.name !== 'openai-generic') {
+    return check(transport);
+  }
+  const detected = createCliTransport(
+    { ...settings.transportOptions, env: { ...settings.env, TPX_DIALECT: kind }, inspectUpstream: true },
+    settings,
+  );
+  try {
+    return await check(detected);
+  } finally {
+    await detected.close();
+  }
+}
+
 /** Runs `tpx doctor`. */
 export async function runDoctor(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(
@@ -262,12 +318,15 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
     if (pasted !== undefined) return fail(io, 'base URL', pasted.problem, pasted.fix);
     const report = await checkModelList(transport, settings.env, io);
     if (typeof report === 'number') return report;
-    const targets = await checkMapping(transport, io);
+    describeDetectedDialect(transport, report, io);
+    const targets = await checkMapping(transport, report, io);
     if (typeof targets === 'number') return targets;
     const windowFailure = checkContextWindow(transport, report, targets, io);
     if (windowFailure !== undefined) return windowFailure;
     const requested = typeof values['model'] === 'string' ? values['model'] : DEFAULT_CHECK_MODEL;
-    const result = await checkChat(transport, requested, io);
+    const result = await withDetectedDialect(transport, report, settings, (checked) =>
+      checkChat(checked, requested, io),
+    );
     if (result === EXIT_OK) io.stdout('all checks passed\n');
     return result;
   } finally {

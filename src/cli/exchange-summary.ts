@@ -66,7 +66,7 @@ function describeRetries(record: Record<string, unknown>): string[] {
 
 /**
  * The lines for one exchange record, e.g.
- * `tpx: POST /v1/messages claude-sonnet-4-5 → qwen3-4b · 14235 in, 120 out · 812 ms · 200`.
+ * `tpx: POST /v1/messages claude-sonnet-5-5 → qwen3-4b · 14235 in, 120 out · 812 ms · 200`.
  */
 export function summariseExchange(record: Record<string, unknown>): string[] {
   const model = text(record['model']);

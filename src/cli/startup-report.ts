@@ -9,6 +9,7 @@
 import { TransportError } from '../errors.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { describeModelIds } from '../transport/model-map.js';
+import { SERVER_NAMES } from './context-fit.js';
 import { adviseOnError, adviseOnReport, endpointPastedAsBase } from './upstream-advice.js';
 
 const TPX_ONLY = [
@@ -102,6 +103,13 @@ export function describeReport(report: UpstreamReport): string[] {
   const windows = (report.models ?? [])
     .filter((model) => model.contextWindow !== undefined)
     .map((model) => `${model.id} ${model.contextWindow!}`);
+  if (report.server !== undefined) {
+    const { kind, source } = report.server;
+    lines.push(
+      `  server: ${SERVER_NAMES[kind]} (detected from GET ${source})` +
+        (kind === 'lmstudio' ? '' : `; --dialect ${kind} (TPX_DIALECT=${kind}) tunes requests for it`),
+    );
+  }
   if (report.contextWindow !== undefined) {
     lines.push(
       `  context window: ${report.contextWindow.tokens} tokens (from ${report.contextWindow.source})`,

@@ -87,7 +87,15 @@ export interface UpstreamReport {
   readonly problem?: string;
   /** The server-wide context window (llama.cpp `/props`) and the URL that stated it. */
   readonly contextWindow?: { readonly tokens: number; readonly source: string };
+  /**
+   * What kind of server it said it is, and the URL that said so: asked only when no dialect names the
+   * server (`openai-generic`).
+   */
+  readonly server?: { readonly kind: ServerKind; readonly source: string };
 }
+
+/** The kinds of local model servers tpx can recognise by what they say of themselves. */
+export type ServerKind = 'llamacpp' | 'vllm' | 'ollama' | 'lmstudio';
 
 /** A `count_tokens` request: a Messages request without `max_tokens`. Unknown fields are kept. */
 export interface CountTokensRequest {

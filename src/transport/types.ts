@@ -11,6 +11,7 @@ import type {
   ExchangeOptions,
   ResponseInfo,
   RetryInfo,
+  ServerKind,
   TokenCount,
   UpstreamReport,
 } from '../providers/exchange-types.js';
@@ -23,6 +24,7 @@ export type {
   ExchangeOptions,
   ResponseInfo,
   RetryInfo,
+  ServerKind,
   TokenCount,
   UpstreamReport,
 };
