@@ -13,6 +13,7 @@ export type {
   MessagesRequestInput,
   ModelTransport,
   ResponseInfo,
+  RetryInfo,
   Selection,
   TransportOptions,
 } from './transport/types.js';

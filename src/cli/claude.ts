@@ -19,14 +19,18 @@ import { createInstanceId } from '../server/loop-guard.js';
 import { startServer } from '../server/start-server.js';
 import { EXIT_OK, UsageError, type CliIo } from './output.js';
 import { parse } from './parse-flags.js';
+import { exchangeSummaryStream } from './exchange-summary.js';
+import type { Observability } from './serve-operations.js';
 import {
+  LOG_LEVELS,
   PROXY_FLAGS,
   createCliTransport,
   proxyTransportOptions,
   readProxySettings,
   type LogLevel,
 } from './proxy-settings.js';
-import { describeSetup, probeUpstream } from './startup-report.js';
+import { CLAUDE_CODE_MODELS, warnOfSmallWindow } from './context-fit.js';
+import { describeSetup, probeUpstreamReport } from './startup-report.js';
 
 export const CLAUDE_HELP = `Usage: tpx claude [tpx options] [--] [claude arguments…]
 
@@ -47,16 +51,27 @@ Options:
   --max-tokens <n>        cap on max_tokens sent upstream (TPX_MAX_TOKENS)
   --timeout, --first-byte-timeout, --idle-timeout <duration>   600, 30s, 500ms, 10m
   --max-retries <n>       (TPX_MAX_RETRIES)
-  --log-file <path>       write the proxy's exchange log (JSON lines) there; default: no log
-  --log-level <level>     debug, info, warn, error (TPX_LOG_LEVEL; with --log-file)
+  --log-file <path|->     also write the proxy's log (JSON lines) to this file, or to stderr with -
+  --log-level <level>     debug, info, warn, error (TPX_LOG_LEVEL; for --log-file)
+  --log-bodies            put request and response bodies (the caller's and each one sent upstream) in
+                          the --log-file log (debugging only: bodies hold whole conversations)
+  --metrics-port <n>      serve GET /metrics on this loopback port without a token (default: on the
+                          proxy's port, with this run's token, both printed at start)
   --claude-bin <path>     the Claude Code executable (default: claude on PATH; TPX_CLAUDE_BIN)
+
+While Claude Code runs, tpx prints one line per exchange on stderr (the model asked for → the model that
+answered, tokens, time, status) and the full explanation of any exchange that failed.
 `;
 
 const CLAUDE_FLAGS = {
   ...PROXY_FLAGS,
   'claude-bin': { type: 'string' },
   'log-file': { type: 'string' },
+  'log-bodies': { type: 'boolean' },
+  'metrics-port': { type: 'string' },
 } as const;
+
+type ClaudeFlag = keyof typeof CLAUDE_FLAGS;
 
 /** Splits the arguments into tpx's (known flags, at the start) and Claude Code's (the rest). */
 export function splitArguments(args: readonly string[]): { own: string[]; forwarded: string[] } {
@@ -71,7 +86,7 @@ export function splitArguments(args: readonly string[]): { own: string[]; forwar
     const name = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : '';
     if (!(name in CLAUDE_FLAGS)) return { own, forwarded: args.slice(index) };
     own.push(arg);
-    if (!arg.includes('=')) {
+    if (!arg.includes('=') && CLAUDE_FLAGS[name as ClaudeFlag].type === 'string') {
       const value = args[index + 1];
       if (value === undefined) throw new UsageError(`--${name} needs a value`);
       own.push(value);
@@ -81,12 +96,24 @@ export function splitArguments(args: readonly string[]): { own: string[]; forwar
   return { own, forwarded: [] };
 }
 
-function proxyLogger(file: string | undefined, level: LogLevel | undefined): Logger | false {
-  if (file === undefined) return false;
-  return pino(
-    { name: 'tpx-claude', level: level ?? 'info' },
-    pino.destination({ dest: file, sync: false, mkdir: true }),
-  );
+/**
+ * The proxy's logger: every exchange summarised on stderr ({@link exchangeSummaryStream}), and with
+ * `--log-file` the JSON lines too, to that file or (`-`) to stderr.
+ */
+function proxyLogger(file: string | undefined, level: LogLevel | undefined, io: CliIo): Logger {
+  const streams: { level: LogLevel; stream: { write(line: string): void } }[] = [
+    { level: 'info', stream: exchangeSummaryStream((line) => io.stderr(line)) },
+  ];
+  if (file !== undefined) {
+    const destination =
+      file === '-'
+        ? pino.destination({ dest: 2, sync: true })
+        : pino.destination({ dest: file, sync: false, mkdir: true });
+    streams.push({ level: level ?? 'info', stream: destination });
+  }
+  const levels = streams.map((entry) => entry.level);
+  const lowest = LOG_LEVELS.find((candidate) => levels.includes(candidate)) ?? 'info';
+  return pino({ name: 'tpx-claude', level: lowest }, pino.multistream(streams));
 }
 
 /** Runs `tpx claude`; resolves to Claude Code's exit code (128 + the signal number when a signal ended it). */
@@ -98,30 +125,61 @@ export async function runClaude(args: string[], io: CliIo): Promise<number> {
     return EXIT_OK;
   }
   const settings = readProxySettings(values, io.env);
-  const instanceId = createInstanceId();
-  const transport = createCliTransport(proxyTransportOptions(settings, instanceId), settings);
-  const proxyToken = randomBytes(24).toString('base64url');
   const logFile = typeof values['log-file'] === 'string' ? values['log-file'] : undefined;
+  const logBodies = values['log-bodies'] === true;
+  if (logBodies && logFile === undefined) {
+    throw new UsageError('--log-bodies needs --log-file: a file, or - for stderr');
+  }
+  const metricsPort = readMetricsPort(values['metrics-port']);
+  // Loaded only here, as by tpx serve: the other commands start without prom-client.
+  const { deferredTransportObserver, startObservability } = await import('./serve-operations.js');
+  const instanceId = createInstanceId();
+  const observer = deferredTransportObserver();
+  const transport = createCliTransport(
+    { ...proxyTransportOptions(settings, instanceId), observer },
+    settings,
+  );
+  const proxyToken = randomBytes(24).toString('base64url');
   let server: Awaited<ReturnType<typeof startServer>>;
+  let observability: Observability | undefined;
   try {
+    observability = await startObservability({
+      operations: { workers: 1, metrics: true, ...(metricsPort === undefined ? {} : { metricsPort }) },
+      selection: transport.selection,
+      env: io.env,
+      host: '127.0.0.1',
+      isWorker: false,
+      observer,
+    });
     server = await startServer({
       transport,
       host: '127.0.0.1',
       port: 0,
       proxyToken,
       instanceId,
-      logger: proxyLogger(logFile, settings.logLevel),
+      logger: proxyLogger(logFile, settings.logLevel, io),
+      logBodies,
+      telemetry: observability.telemetry ?? false,
+      ...(observability.metrics === undefined ? {} : { metrics: observability.metrics }),
     });
   } catch (error) {
+    await observability?.close();
     await transport.close();
     throw error;
   }
   try {
+    const probe = await probeUpstreamReport(transport);
+    const windowWarning =
+      probe.report === undefined ? [] : await warnOfSmallWindow(transport, probe.report, CLAUDE_CODE_MODELS);
     io.stderr(
       [
         `tpx claude: proxy on ${server.url} (a fresh token for this run)`,
+        observability.metricsServer === undefined
+          ? `  metrics: curl -H 'Authorization: Bearer ${proxyToken}' ${server.url}/metrics`
+          : `  metrics: curl ${observability.metricsServer.url}/metrics`,
         ...describeSetup(transport, settings.env, settings.flagsGiven),
-        ...(await probeUpstream(transport)),
+        ...probe.lines,
+        ...windowWarning,
         '',
       ].join('\n'),
     );
@@ -139,7 +197,18 @@ export async function runClaude(args: string[], io: CliIo): Promise<number> {
   } finally {
     await server.close();
     await transport.close();
+    await observability.close();
   }
+}
+
+/** `--metrics-port`: a port number, or `undefined` when not given. */
+function readMetricsPort(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new UsageError(`--metrics-port must be a whole number from 0 to 65535, got ${value}`);
+  }
+  return port;
 }
 
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

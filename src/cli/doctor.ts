@@ -6,7 +6,8 @@
  * 3. the model list (`GET …/models`): a JSON list, or what answered instead (an HTML page, a 404 — then
  *    `…/v1/models` is tried, to suggest the URL that works);
  * 4. the mapping of Claude Code's model names against that list;
- * 5. one tiny chat request (at most 16 output tokens) to the endpoint of the wire in use — Chat
+ * 5. the context window the upstream states, against what Claude Code's first request needs;
+ * 6. one tiny chat request (at most 16 output tokens) to the endpoint of the wire in use — Chat
  *    Completions, the Responses API (`--wire responses`) or Messages — which must come back as a real
  *    answer, translated.
  *
@@ -21,8 +22,19 @@ import { DIALECTS, type DialectName } from '../translate/dialects.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from './output.js';
+import {
+  CLAUDE_CODE_FIRST_REQUEST_TOKENS,
+  CLAUDE_CODE_MODELS,
+  CLAUDE_CODE_MIN_OUTPUT_TOKENS,
+  contextWindowFix,
+  describeTooSmallWindow,
+  findTooSmallWindow,
+  serverKindOf,
+  statedWindow,
+} from './context-fit.js';
 import { describeError, parse } from './parse-flags.js';
-import { PROXY_FLAGS, createCliTransport, readProxySettings } from './proxy-settings.js';
+import { PROXY_FLAGS, createCliTransport, readProxySettings, type ProxySettings } from './proxy-settings.js';
+import { describeModelIds } from '../transport/model-map.js';
 import { describeReport, describeSetup } from './startup-report.js';
 import {
   adviseOnError,
@@ -36,11 +48,12 @@ export const DOCTOR_HELP = `Usage: tpx doctor [--model name] [--base-url URL] [-
 
 Shows what tpx would do with this configuration and checks every part of it, printing the URL it calls:
 the provider and why (never a secret), the dialect, the model mapping and output cap, the upstream's
-model list, and one tiny chat request (at most 16 output tokens) that must come back as a real answer.
+model list, whether its context window holds Claude Code's first request (about 15000 tokens) and room
+for the answer (the server flag that raises it when not), and one tiny chat request (at most 16 output tokens) that must come back as a real answer.
 Each failed check prints its fix. Exit 0 only when every check passed.
 
 Options:
-  --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-4-5,
+  --model <name>   the model for the chat check (default: what Claude Code asks, claude-sonnet-5-5,
                    mapped as the proxy would)
   --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
                    (with --wire responses the chat check posts to {base}/responses)
@@ -48,9 +61,7 @@ Options:
   --probe          accepted for scripts written for older versions; the chat check always runs
 `;
 
-/** The names Claude Code asks for by default: the doctor shows where each would go. */
-const CLAUDE_CODE_MODELS = ['claude-opus-4-1', 'claude-sonnet-4-5', 'claude-haiku-4-5'];
-const DEFAULT_CHECK_MODEL = 'claude-sonnet-4-5';
+const DEFAULT_CHECK_MODEL: string = CLAUDE_CODE_MODELS[1];
 const CHECK_TIMEOUT_MS = 10_000;
 const CHAT_TIMEOUT_MS = 60_000;
 
@@ -102,29 +113,95 @@ async function checkModelList(
   return fail(io, 'model list', advice.problem, advice.fix);
 }
 
-/** Where Claude Code's names would go; a failure's exit code after printing it, else undefined. */
-async function checkMapping(transport: ModelTransport, io: CliIo): Promise<number | undefined> {
+/**
+ * Where Claude Code's names would go: the upstream models they map to, or a failure's exit code after
+ * printing it.
+ */
+async function checkMapping(
+  transport: ModelTransport,
+  report: UpstreamReport,
+  io: CliIo,
+): Promise<string[] | number> {
   const policy = transport.upstreamPolicy;
-  if (policy === undefined) return undefined;
+  if (policy === undefined) return [];
   let failed: { name: string; message: string } | undefined;
   const lines: string[] = [];
+  const targets: string[] = [];
   for (const name of CLAUDE_CODE_MODELS) {
     try {
       const choice = await policy.resolveModel(name);
       lines.push(`  ${name} → ${choice.model} (${choice.reason})`);
+      if (!targets.includes(choice.model)) targets.push(choice.model);
     } catch (error) {
       lines.push(`  ${name} → refused`);
       failed ??= { name, message: error instanceof Error ? error.message : String(error) };
     }
   }
   io.stdout(`model mapping (Claude Code's names):\n${lines.join('\n')}\n`);
-  if (failed === undefined) return undefined;
+  if (failed === undefined) return checkTargetsListed(targets, report, io);
   return fail(
     io,
     'model mapping',
     failed.message,
     "set TPX_MODEL_MAP (--model-map), e.g. '*haiku*=small-model,*=large-model'",
   );
+}
+
+/**
+ * Whether each model Claude Code's names map to is one the upstream lists (Ollama's `name` for
+ * `name:latest` included): a rule or `TPX_MODEL` naming a model the server does not serve fails at once,
+ * with a listed id as the fix. The targets, or a failure's exit code after printing it.
+ */
+function checkTargetsListed(targets: string[], report: UpstreamReport, io: CliIo): string[] | number {
+  const ids = report.models?.map((model) => model.id) ?? [];
+  if (ids.length === 0) return targets;
+  const missing = targets.find((target) => !ids.includes(target) && !ids.includes(`${target}:latest`));
+  if (missing === undefined) return targets;
+  return fail(
+    io,
+    'model mapping',
+    `Claude Code's names map to "${missing}", but the upstream does not serve the model "${missing}": it lists ${describeModelIds(ids)}`,
+    `set TPX_MODEL_MAP (--model-map) to models it lists, e.g. '*=${ids[0]!}' (or TPX_MODEL to one of them)`,
+  );
+}
+
+/** Says that the dialect the server was detected as is the one the chat check uses. */
+function describeDetectedDialect(transport: ModelTransport, report: UpstreamReport, io: CliIo): void {
+  const kind = report.server?.kind;
+  if (kind === undefined || kind === 'lmstudio') return;
+  if (transport.selection.dialect?.name !== 'openai-generic') return;
+  io.stdout(`  dialect: ${kind} (detected from what the server says of itself; the chat check uses it)\n`);
+}
+
+/**
+ * Whether the context window the upstream states (for each model Claude Code's names map to) holds
+ * Claude Code's first request and room for its answer; a failure's exit code after printing it.
+ */
+function checkContextWindow(
+  transport: ModelTransport,
+  report: UpstreamReport,
+  targets: readonly string[],
+  io: CliIo,
+): number | undefined {
+  const outputTokens = transport.upstreamPolicy?.maxTokens ?? CLAUDE_CODE_MIN_OUTPUT_TOKENS;
+  const tooSmall = findTooSmallWindow(report, targets, outputTokens);
+  if (tooSmall !== undefined) {
+    const kind = serverKindOf(transport, report);
+    return fail(
+      io,
+      'context window',
+      describeTooSmallWindow(tooSmall, outputTokens),
+      contextWindowFix(kind, tooSmall.fit.suggestedTokens),
+    );
+  }
+  const needed = CLAUDE_CODE_FIRST_REQUEST_TOKENS + outputTokens;
+  const stated = targets.some((model) => statedWindow(report, model) !== undefined);
+  io.stdout(
+    stated
+      ? `context window: holds Claude Code's first request (about ${CLAUDE_CODE_FIRST_REQUEST_TOKENS} tokens) and ${outputTokens} output tokens\n`
+      : `context window: not stated by the upstream (Claude Code needs about ${needed} tokens: its first request is about ${CLAUDE_CODE_FIRST_REQUEST_TOKENS})\n`,
+  );
+  return undefined;
 }
 
 /** Whether the transport speaks the Responses API upstream (`TPX_WIRE=responses`, `--wire responses`). */
@@ -184,6 +261,31 @@ async function checkChat(transport: ModelTransport, model: string, io: CliIo): P
   }
 }
 
+/**
+ * Runs `check` with a transport for the dialect the server was detected as, when no dialect was named
+ * (and the detected server has one), else with `transport` itself.
+ */
+async function withDetectedDialect(
+  transport: ModelTransport,
+  report: UpstreamReport,
+  settings: ProxySettings,
+  check: (transport: ModelTransport) => Promise<number>,
+): Promise<number> {
+  const kind = report.server?.kind;
+  if (kind === undefined || kind === 'lmstudio' || transport.selection.dialect?.name !== 'openai-generic') {
+    return check(transport);
+  }
+  const detected = createCliTransport(
+    { ...settings.transportOptions, env: { ...settings.env, TPX_DIALECT: kind }, inspectUpstream: true },
+    settings,
+  );
+  try {
+    return await check(detected);
+  } finally {
+    await detected.close();
+  }
+}
+
 /** Runs `tpx doctor`. */
 export async function runDoctor(args: string[], io: CliIo): Promise<number> {
   const { values } = parse(
@@ -216,10 +318,15 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
     if (pasted !== undefined) return fail(io, 'base URL', pasted.problem, pasted.fix);
     const report = await checkModelList(transport, settings.env, io);
     if (typeof report === 'number') return report;
-    const mappingFailure = await checkMapping(transport, io);
-    if (mappingFailure !== undefined) return mappingFailure;
+    describeDetectedDialect(transport, report, io);
+    const targets = await checkMapping(transport, report, io);
+    if (typeof targets === 'number') return targets;
+    const windowFailure = checkContextWindow(transport, report, targets, io);
+    if (windowFailure !== undefined) return windowFailure;
     const requested = typeof values['model'] === 'string' ? values['model'] : DEFAULT_CHECK_MODEL;
-    const result = await checkChat(transport, requested, io);
+    const result = await withDetectedDialect(transport, report, settings, (checked) =>
+      checkChat(checked, requested, io),
+    );
     if (result === EXIT_OK) io.stdout('all checks passed\n');
     return result;
   } finally {

@@ -9,6 +9,7 @@
 import { TransportError } from '../errors.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { describeModelIds } from '../transport/model-map.js';
+import { SERVER_NAMES } from './context-fit.js';
 import { adviseOnError, adviseOnReport, endpointPastedAsBase } from './upstream-advice.js';
 
 const TPX_ONLY = [
@@ -102,6 +103,13 @@ export function describeReport(report: UpstreamReport): string[] {
   const windows = (report.models ?? [])
     .filter((model) => model.contextWindow !== undefined)
     .map((model) => `${model.id} ${model.contextWindow!}`);
+  if (report.server !== undefined) {
+    const { kind, source } = report.server;
+    lines.push(
+      `  server: ${SERVER_NAMES[kind]} (detected from GET ${source})` +
+        (kind === 'lmstudio' ? '' : `; --dialect ${kind} (TPX_DIALECT=${kind}) tunes requests for it`),
+    );
+  }
   if (report.contextWindow !== undefined) {
     lines.push(
       `  context window: ${report.contextWindow.tokens} tokens (from ${report.contextWindow.source})`,
@@ -119,6 +127,22 @@ export const PROBE_TIMEOUT_MS = 3_000;
  * Probes the upstream once. Resolves to the lines to print: what it serves, or a warning with the fix.
  */
 export async function probeUpstream(transport: ModelTransport): Promise<string[]> {
+  return (await probeUpstreamReport(transport)).lines;
+}
+
+/** {@link probeUpstream}, with the upstream's report when it answered with a model list. */
+export async function probeUpstreamReport(
+  transport: ModelTransport,
+): Promise<{ lines: string[]; report?: UpstreamReport }> {
+  let found: UpstreamReport | undefined;
+  const lines = await probeLines(transport, (report) => (found = report));
+  return found === undefined ? { lines } : { lines, report: found };
+}
+
+async function probeLines(
+  transport: ModelTransport,
+  keep: (report: UpstreamReport) => void,
+): Promise<string[]> {
   if (transport.provider === 'none') {
     return [
       'warning: no upstream credentials, so every request will be answered 401.',
@@ -131,7 +155,10 @@ export async function probeUpstream(transport: ModelTransport): Promise<string[]
   try {
     const report = await transport.inspectUpstream({ timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0 });
     const advice = adviseOnReport(report, transport);
-    if (advice === undefined) return describeReport(report);
+    if (advice === undefined) {
+      keep(report);
+      return describeReport(report);
+    }
     return [`warning: ${advice.problem}`, `  fix: ${advice.fix}`];
   } catch (error) {
     const advice = adviseOnError(error, transport);

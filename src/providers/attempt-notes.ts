@@ -19,6 +19,8 @@ export interface AttemptNotes {
   upstreamModel?: string;
   /** The tool calls of the answer that were repaired, fitted to their schema or read from text. */
   repairs?: ToolRepair[];
+  /** Sees each request body the attempt sends, as sent (present when the observer asks for bodies). */
+  sendsBody?: (body: string) => void;
 }
 
 /**

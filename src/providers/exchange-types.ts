@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { TransportError } from '../errors.js';
 import type { MessageParam, MessagesRequest, ToolParam } from '../protocol/messages.js';
 import type { ExchangeObserver } from './observer.js';
 
@@ -42,6 +43,21 @@ export interface ExchangeOptions extends Partial<Deadlines> {
   onResponse?: (info: ResponseInfo) => void;
   /** Sees each upstream attempt (metrics, traces); see `providers/observer.ts`. @default undefined */
   observer?: ExchangeObserver;
+  /**
+   * Called when an attempt failed and another follows: which attempt, why (the error: a deadline, a
+   * status, a network failure), and how long the wait before the next one is. @default undefined
+   */
+  onRetry?: (retry: RetryInfo) => void;
+}
+
+/** A failed attempt that is retried (`ExchangeOptions.onRetry`). */
+export interface RetryInfo {
+  /** The attempt that failed: 1 for the first. */
+  attempt: number;
+  /** Why it failed: its `code`, `status`, `deadline` and message. */
+  error: TransportError;
+  /** The wait before the next attempt, in milliseconds. */
+  delayMs: number;
 }
 
 /** What a provider said besides the body: useful to a proxy that passes headers on. */
@@ -71,7 +87,15 @@ export interface UpstreamReport {
   readonly problem?: string;
   /** The server-wide context window (llama.cpp `/props`) and the URL that stated it. */
   readonly contextWindow?: { readonly tokens: number; readonly source: string };
+  /**
+   * What kind of server it said it is, and the URL that said so: asked only when no dialect names the
+   * server (`openai-generic`).
+   */
+  readonly server?: { readonly kind: ServerKind; readonly source: string };
 }
+
+/** The kinds of local model servers tpx can recognise by what they say of themselves. */
+export type ServerKind = 'llamacpp' | 'vllm' | 'ollama' | 'lmstudio';
 
 /** A `count_tokens` request: a Messages request without `max_tokens`. Unknown fields are kept. */
 export interface CountTokensRequest {

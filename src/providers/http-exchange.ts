@@ -62,6 +62,7 @@ export function httpRequest(
   const { deadlines } = context;
   const exchange = context.cancellation;
   if (exchange.aborted) return Promise.reject(classifyError(exchange.reason, context));
+  if (init.body !== undefined) context.notes?.sendsBody?.(bodyText(init.body));
   return new Promise<HttpResponse>((resolve, reject) => {
     const handler = new ResponseHandler(context, resolve, reject);
     const { origin, path } = splitUrl(url);
@@ -87,6 +88,11 @@ export function httpRequest(
       handler.failToDispatch(error);
     }
   });
+}
+
+/** A request body as text, for an observer that logs it. */
+function bodyText(body: string | Uint8Array): string {
+  return typeof body === 'string' ? body : new TextDecoder().decode(body);
 }
 
 /** Decodes a whole body. A decoder without `stream` keeps no state between calls, so one serves all. */

@@ -52,6 +52,11 @@ export interface ExchangeObserver {
   onAttemptStart?(attempt: AttemptStart): Readonly<Record<string, string>> | undefined | void;
   /** Called once when the attempt ended, whatever the way. */
   onAttemptEnd?(attempt: AttemptEnd): void;
+  /**
+   * Called with each request body the attempt sends upstream, exactly as sent (a debugging aid: bodies
+   * hold whole conversations; credentials travel in headers, never here).
+   */
+  onAttemptBody?(attempt: AttemptStart, body: string): void;
 }
 
 /** A token refresh after the upstream refused a token with 401. */
@@ -116,6 +121,9 @@ class ObservedAttemptRecord implements ObservedAttempt {
       if (headers !== undefined && headers !== null) this.notes.headers = headers;
     } catch {
       // An observer's failure must not become the exchange's: see the module comment.
+    }
+    if (observer.onAttemptBody !== undefined) {
+      this.notes.sendsBody = (body) => quietly(() => observer.onAttemptBody?.({ number, provider }, body));
     }
   }
 

@@ -127,6 +127,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
       return inspectOpenAiUpstream(get, context, {
         modelsUrl: modelsUrl(dialect, chatEndpoint(wireConfig, config.model ?? '')),
         propsUrl: asksProps && dialect.endpoint === 'base' ? propsUrlFor(config.baseUrl) : undefined,
+        // With no dialect named, ask what the server is, so that the doctor and start-up can say.
+        detectServer: dialect.name === 'openai-generic' && dialect.endpoint === 'base',
       });
     },
   };

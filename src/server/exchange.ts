@@ -17,8 +17,15 @@ import { decodeJsonBody } from './decode-json-body.js';
 import { errorResponse, proxyError } from './error-response.js';
 import { logExchange, withRepairLog, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
-import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
+import type {
+  ExchangeTelemetry,
+  ExchangeOutcome,
+  RetryRecord,
+  Telemetry,
+} from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
+import type { StreamTranscript } from './stream-transcript.js';
+import type { ExchangeObserver } from '../providers/observer.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -66,6 +73,21 @@ export function mergeUsage(into: UsageRecord, usage: unknown): void {
   if (cacheRead !== undefined) into.cache_read_input_tokens = cacheRead;
 }
 
+/** `observer` (telemetry's, when any) that also keeps each body sent upstream in `bodies`. */
+function withBodyLog(
+  observer: ExchangeObserver | undefined,
+  bodies: { attempt: number; body: string }[],
+): ExchangeObserver {
+  return {
+    onAttemptStart: (attempt) => observer?.onAttemptStart?.(attempt),
+    onAttemptEnd: (attempt) => observer?.onAttemptEnd?.(attempt),
+    onAttemptBody: (attempt, body) => {
+      observer?.onAttemptBody?.(attempt, body);
+      bodies.push({ attempt: attempt.number, body });
+    },
+  };
+}
+
 /** What the exchange needs from the server around it. */
 export interface ExchangeEnvironment {
   provider: ProviderName;
@@ -90,10 +112,16 @@ export class Exchange {
   /** The upstream's status and headers, once the transport reported them. */
   upstream: ResponseInfo | undefined;
   requestBodyText: string | undefined;
+  /** With `logBodies`: each body sent upstream. */
+  readonly upstreamBodies: { attempt: number; body: string }[] = [];
+  /** With `logBodies`, for a stream: the message its events deliver. */
+  transcript: StreamTranscript | undefined;
   /** The delivered message's `stop_reason`, for telemetry. */
   stopReason: string | undefined;
   /** Metrics and traces of this exchange, when enabled. */
   readonly telemetry: ExchangeTelemetry | undefined;
+  /** The upstream attempts that failed and were retried, with why. */
+  readonly retries: RetryRecord[] = [];
   #timeToFirstByteMs: number | undefined;
   #isEnded = false;
 
@@ -155,9 +183,18 @@ export class Exchange {
       onResponse: (info) => {
         this.upstream = info;
       },
+      onRetry: ({ attempt, error, delayMs }) => {
+        const retry: RetryRecord = { attempt, error: error.code, reason: error.message, delayMs };
+        if (error.code === 'MODEL_EHTTP') retry.status = error.status;
+        if (error.deadline !== undefined) retry.deadline = error.deadline;
+        this.retries.push(retry);
+      },
     };
     const { cancellation } = this.request;
-    const observer = withRepairLog(this.telemetry?.observer, this.environment.logger, () => this.requestId);
+    const telemetry = this.environment.logBodies
+      ? withBodyLog(this.telemetry?.observer, this.upstreamBodies)
+      : this.telemetry?.observer;
+    const observer = withRepairLog(telemetry, this.environment.logger, () => this.requestId);
     if (observer !== undefined) options.observer = observer;
     if (cancellation !== undefined) options[CANCELLATION] = cancellation;
     else options.signal = this.request.signal;
@@ -221,6 +258,7 @@ export class Exchange {
     if (this.upstream?.upstreamMaxTokens !== undefined)
       record.upstreamMaxTokens = this.upstream.upstreamMaxTokens;
     if (this.usage !== undefined) record.usage = this.usage;
+    if (this.retries.length > 0) record.retries = this.retries;
     if (error !== undefined) {
       if (isTransportError(error)) {
         record.error = error.code;
@@ -233,7 +271,9 @@ export class Exchange {
     if (extra.clientClosed === true) record.clientClosed = true;
     if (this.environment.logBodies) {
       if (this.requestBodyText !== undefined) record.requestBody = this.requestBodyText;
-      if (extra.responseBody !== undefined) record.responseBody = extra.responseBody;
+      if (this.upstreamBodies.length > 0) record.upstreamRequestBodies = this.upstreamBodies;
+      const responseBody = extra.responseBody ?? this.transcript?.toJson();
+      if (responseBody !== undefined) record.responseBody = responseBody;
     }
     logExchange(this.environment.logger, record, level);
     if (this.telemetry !== undefined && !this.#isEnded) {

@@ -23,9 +23,11 @@ export interface ExchangeRecord extends ExchangeSummary {
   attempts?: number;
   /** The client went away before the answer was complete. */
   clientClosed?: boolean;
-  /** Only with `logBodies`. */
+  /** Only with `logBodies`: the caller's body. */
   requestBody?: string;
-  /** Only with `logBodies`, for JSON answers. */
+  /** Only with `logBodies`: each body sent upstream, by attempt, as sent (credentials travel in headers). */
+  upstreamRequestBodies?: { attempt: number; body: string }[];
+  /** Only with `logBodies`: the answer; for a stream, the message its events delivered. */
   responseBody?: string;
 }
 
@@ -116,7 +118,7 @@ export function withRepairLog(
   requestId: () => string,
 ): ExchangeObserver | undefined {
   if (!logger.isLevelEnabled('debug')) return observer;
-  return {
+  const logging: ExchangeObserver = {
     onAttemptStart: (attempt) => observer?.onAttemptStart?.(attempt),
     onAttemptEnd(attempt) {
       observer?.onAttemptEnd?.(attempt);
@@ -128,4 +130,8 @@ export function withRepairLog(
       }
     },
   };
+  // Only an observer that reads bodies gets them: the transport captures bodies for those alone.
+  const readsBodies = observer?.onAttemptBody;
+  if (readsBodies !== undefined) logging.onAttemptBody = readsBodies.bind(observer);
+  return logging;
 }

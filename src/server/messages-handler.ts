@@ -33,6 +33,7 @@ import type { UsageRecord } from './logger.js';
 import type { Telemetry } from '../telemetry/exchange-telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
 import { encodeSseEvent } from './write-sse.js';
+import { StreamTranscript } from './stream-transcript.js';
 import { stringifyExactJson } from '../protocol/exact-json.js';
 
 /** Options of {@link createMessagesHandler}. */
@@ -103,6 +104,30 @@ interface HandlerContext {
   readonly pingIntervalMs: number;
   /** The `/healthz` answer, made once. */
   readonly healthBody: string;
+  /** Whether a doubled `/v1` (`/v1/v1/messages`) was already warned of: the warning is logged once. */
+  hasWarnedOfDoubledVersion: boolean;
+}
+
+/**
+ * The route a path names. A client whose base URL already ends in `/v1` (`ANTHROPIC_BASE_URL=…/v1`)
+ * asks for `/v1/v1/messages`, since it adds `/v1/messages` itself: that is served as `/v1/messages`
+ * (and so for each route), with a warning logged once naming the setting to fix, rather than answered
+ * with a 404 the client would show as "an issue with the selected model".
+ */
+function routeOf(context: HandlerContext, path: string): string {
+  if (!path.startsWith('/v1/v1/')) return path;
+  const single = path.slice('/v1'.length);
+  if (!ROUTE_METHODS.has(single)) return path;
+  if (!context.hasWarnedOfDoubledVersion) {
+    context.hasWarnedOfDoubledVersion = true;
+    const own = context.options.ownUrl ?? "this proxy's URL";
+    context.options.logger.warn(
+      { path, servedAs: single },
+      `a client asked for ${path}: its base URL ends in /v1, and clients add /v1 themselves. Served as ${single}; ` +
+        `fix: set ANTHROPIC_BASE_URL=${own} (without /v1) where the client runs`,
+    );
+  }
+  return single;
 }
 
 /** The first batch of a stream; a stream without one is broken. */
@@ -123,6 +148,7 @@ function encodeBatch(exchange: Exchange, usage: UsageRecord, batch: readonly Mes
   let frames = '';
   for (const event of batch) {
     trackUsage(exchange, usage, event);
+    exchange.transcript?.add(event);
     frames += encodeSseEvent(event);
   }
   return frames;
@@ -180,6 +206,7 @@ function streamResponse(
 ): SseResponse {
   const usage: UsageRecord = {};
   exchange.usage = usage;
+  if (exchange.environment.logBodies) exchange.transcript = new StreamTranscript();
   exchange.answerReady();
   exchange.telemetry?.streamOpened();
   const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);
@@ -239,7 +266,7 @@ function unauthenticatedAnswer(context: HandlerContext, exchange: Exchange): Jso
 async function route(context: HandlerContext, exchange: Exchange): Promise<ProxyResponse> {
   const { instanceId, ownUrl } = context.options;
   const { method } = exchange.request;
-  const { path } = exchange;
+  const path = routeOf(context, exchange.path);
   if (instanceId !== undefined && hasPassedThrough(exchange.request.headers, instanceId)) {
     throw loopError(ownUrl ?? 'this proxy');
   }
@@ -289,6 +316,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       provider: transport.selection.provider,
       reason: transport.selection.reason,
     }),
+    hasWarnedOfDoubledVersion: false,
   };
 
   return async function handle(request: InboundRequest): Promise<ProxyResponse> {
@@ -301,7 +329,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
       return withHeaders(await route(context, exchange), corsHeaders);
     } catch (error) {
       const response = exchange.fail(error);
-      const allowed = ROUTE_METHODS.get(exchange.path);
+      const allowed = ROUTE_METHODS.get(routeOf(context, exchange.path));
       if (response.status === 405 && allowed !== undefined) response.headers['allow'] = allowed;
       return withHeaders(response, corsHeaders);
     }

@@ -18,6 +18,22 @@ export interface ExchangeUsage {
   cache_read_input_tokens?: number;
 }
 
+/** An upstream attempt that failed and was retried, as the log and the span tell it. */
+export interface RetryRecord {
+  /** The attempt that failed: 1 for the first. */
+  attempt: number;
+  /** Its error's code. */
+  error: TransportErrorCode;
+  /** The upstream's status, when it answered with an error status. */
+  status?: number;
+  /** The deadline that passed, for a timeout: `connect`, `first-byte`, `idle` or `total`. */
+  deadline?: string;
+  /** The error's message: what happened, in words. */
+  reason: string;
+  /** The wait before the next attempt, in milliseconds. */
+  delayMs: number;
+}
+
 /** What telemetry reads of an exchange's log record (the server's `ExchangeRecord` is one). */
 export interface ExchangeSummary {
   requestId: string;
@@ -33,6 +49,8 @@ export interface ExchangeSummary {
   /** The error's code, when the exchange failed (also after a stream started). */
   error?: TransportErrorCode;
   errorMessage?: string;
+  /** The attempts that failed and were retried, each with why. */
+  retries?: readonly RetryRecord[];
 }
 
 /** How an exchange ended, as telemetry sees it. */

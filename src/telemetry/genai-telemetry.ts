@@ -192,6 +192,14 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     const usage = record.usage;
     if (usage?.input_tokens !== undefined) attributes['gen_ai.usage.input_tokens'] = usage.input_tokens;
     if (usage?.output_tokens !== undefined) attributes['gen_ai.usage.output_tokens'] = usage.output_tokens;
+    if (record.retries !== undefined) {
+      // Why each retry happened, in order: `attempt 1: MODEL_ETIMEOUT (first-byte): the … endpoint sent no …`.
+      attributes['tpx.retry.reasons'] = record.retries.map(
+        (retry) =>
+          `attempt ${retry.attempt}: ${retry.error}${retry.status === undefined ? '' : ` ${retry.status}`}` +
+          `${retry.deadline === undefined ? '' : ` (${retry.deadline})`}: ${retry.reason}`,
+      );
+    }
     if (record.error !== undefined) {
       attributes['error.type'] = record.error;
       span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorMessage ?? record.error });

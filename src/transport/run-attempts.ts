@@ -66,6 +66,11 @@ async function backoff(
       ? Date.now() - exchange.startedAt + wait < timeoutMs
       : wait <= LONGEST_WAIT_WITHOUT_DEADLINE_MS;
   if (!fits) throw withRetriesSpent(error);
+  try {
+    loop.exchangeOptions.onRetry?.({ attempt: retryIndex + 1, error, delayMs: wait });
+  } catch {
+    // A caller's hook that throws must not change the exchange, as with observers.
+  }
   await loop.sleep(wait, exchange.cancellation.signal);
   if (exchange.cancellation.aborted) throw abortedError(exchange.cancellation);
 }

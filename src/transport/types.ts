@@ -10,13 +10,24 @@ import type {
   Deadlines,
   ExchangeOptions,
   ResponseInfo,
+  RetryInfo,
+  ServerKind,
   TokenCount,
   UpstreamReport,
 } from '../providers/exchange-types.js';
 import type { TransportObserver } from '../providers/observer.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
 
-export type { CountTokensRequest, Deadlines, ExchangeOptions, ResponseInfo, TokenCount, UpstreamReport };
+export type {
+  CountTokensRequest,
+  Deadlines,
+  ExchangeOptions,
+  ResponseInfo,
+  RetryInfo,
+  ServerKind,
+  TokenCount,
+  UpstreamReport,
+};
 
 /** Why the transport picked its provider. Never contains a secret. */
 export interface Selection {

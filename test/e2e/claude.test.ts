@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
+import { startScriptedServer, step } from '../helpers/scripted-server.js';
 import { CLI, runTpx, STAND_IN } from './cli-process.js';
 
 function script(body: string): string {
@@ -175,5 +176,148 @@ describe('tpx claude', () => {
     const result = await runTpx(['claude', '--claude-bin', '/nonexistent/claude', '-p', 'hi'], upstream());
     expect(result.code).toBe(127);
     expect(result.stderr).toContain('/nonexistent/claude not found: install Claude Code');
+  });
+
+  it("warns before launching Claude Code when the upstream's context window cannot hold its first request", async () => {
+    const small = await startScriptedServer((record) =>
+      record.url === '/v1/models'
+        ? step.json({ object: 'list', data: [{ id: 'qwen3-4b', owned_by: 'llamacpp' }] })
+        : record.url === '/props'
+          ? step.json({ default_generation_settings: { n_ctx: 4096 } })
+          : step.json({ error: { message: 'not found' } }, { status: 404 }),
+    );
+    try {
+      const started = script('echo "claude started" >&2');
+      const result = await runTpx(['claude', '--claude-bin', started], {
+        TPX_BASE_URL: `${small.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+        TPX_DIALECT: 'llamacpp',
+      });
+      expect(result.code).toBe(0);
+      const warning = result.stderr.indexOf('warning: the context window of qwen3-4b is 4096 tokens');
+      expect(warning).toBeGreaterThan(-1);
+      expect(warning).toBeLessThan(result.stderr.indexOf('claude started'));
+      expect(result.stderr).toContain('fix: restart llama-server with -c 32768 (--ctx-size 32768)');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('prints one line per exchange on its stderr: the model asked for and the one that answered, tokens, time, status', async () => {
+    const result = await runTpx(['claude', '--claude-bin', STAND_IN, '-p', 'look around'], upstream());
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /tpx: POST \/v1\/messages claude-sonnet-4-5 → tpx-mock-1 · \d+ in, \d+ out · \d+ ms · 200\n/,
+    );
+    // The haiku-tier background call, and the agent loop's turns: one line each.
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('tpx: POST /v1/messages'));
+    expect(lines).toHaveLength(3);
+  });
+
+  it('explains a failed exchange in full on its stderr', async () => {
+    const small = await startScriptedServer((record) =>
+      record.url === '/v1/models'
+        ? step.json({ object: 'list', data: [{ id: 'qwen3-4b' }] })
+        : step.json(
+            {
+              error: {
+                code: 400,
+                type: 'exceed_context_size_error',
+                message: 'the request exceeds the available context size, try increasing it',
+                n_prompt_tokens: 14235,
+                n_ctx: 4096,
+              },
+            },
+            { status: 400 },
+          ),
+    );
+    try {
+      const result = await runTpx(['claude', '--claude-bin', STAND_IN, '-p', 'hi'], {
+        TPX_BASE_URL: `${small.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(
+        /tpx: POST \/v1\/messages claude-\S+ → qwen3-4b · \d+ ms · 400 MODEL_EHTTP\n {2}400 exceed_context_size_error: prompt is too long: 14235 tokens > 4096 maximum/,
+      );
+      expect(result.stderr).toContain('try increasing it');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('keeps --log-bodies and --log-file - as its own options, not passed on to claude', async () => {
+    const echo = script('printf "%s|" "$@"');
+    const own = await runTpx(
+      ['claude', '--log-bodies', '--log-file', '-', '--claude-bin', echo, '-p', 'hi'],
+      upstream(),
+    );
+    expect(own.code).toBe(0);
+    expect(own.stdout).toBe('-p|hi|');
+    const logged = await runTpx(
+      ['claude', '--log-file', '-', '--log-bodies', '--claude-bin', STAND_IN, '-p', 'hi'],
+      upstream(),
+    );
+    expect(logged.code).toBe(0);
+    const lines = logged.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const exchange = lines.find((line) => line['msg'] === 'exchange' && line['path'] === '/v1/messages');
+    expect(String(exchange?.['requestBody'])).toContain('"messages"');
+    const sent = exchange?.['upstreamRequestBodies'] as { body: string }[];
+    expect(JSON.parse(sent[0]!.body)).toMatchObject({ model: 'tpx-mock-1' });
+    expect(logged.stderr).not.toContain('upstream-token-7f3a');
+    const refused = await runTpx(['claude', '--log-bodies', '--claude-bin', echo], upstream());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--log-bodies needs --log-file');
+  });
+
+  it('prints the metrics address with the token that opens it', async () => {
+    const fetchMetrics = script(
+      `node -e 'fetch(process.env.ANTHROPIC_BASE_URL + "/metrics", { headers: { authorization: "Bearer " + process.env.ANTHROPIC_AUTH_TOKEN } }).then(async (r) => console.log(r.status, (await r.text()).includes("tpx_requests_total"), process.env.ANTHROPIC_BASE_URL, process.env.ANTHROPIC_AUTH_TOKEN))'`,
+    );
+    const result = await runTpx(['claude', '--claude-bin', fetchMetrics], upstream());
+    const [status, hasMetrics, url, token] = result.stdout.trim().split(' ');
+    expect([status, hasMetrics]).toEqual(['200', 'true']);
+    expect(result.stderr).toContain(`metrics: curl -H 'Authorization: Bearer ${token!}' ${url!}/metrics`);
+  });
+
+  it('says why an exchange was retried, and what to do about a one-slot server after a first-byte deadline', async () => {
+    let chats = 0;
+    const slow = await startScriptedServer((record) => {
+      if (record.url === '/v1/models') return step.json({ object: 'list', data: [{ id: 'qwen3-4b' }] });
+      if (record.url !== '/v1/chat/completions') return step.json({ error: 'not found' }, { status: 404 });
+      chats++;
+      if (chats === 1) return step.noHeaders();
+      return step.json({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'qwen3-4b',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 },
+      });
+    });
+    try {
+      const once = script(
+        `node -e 'fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + process.env.ANTHROPIC_AUTH_TOKEN }, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }) }).then((r) => console.log(r.status))'`,
+      );
+      const result = await runTpx(['claude', '--first-byte-timeout', '300ms', '--claude-bin', once], {
+        TPX_BASE_URL: `${slow.url}/v1`,
+        TPX_OAUTH_TOKEN: 'local',
+      });
+      expect(result.stdout.trim()).toBe('200');
+      expect(result.stderr).toMatch(
+        /tpx: POST \/v1\/messages claude-sonnet-4-5 → qwen3-4b · .* · 2 attempts · 200\n/,
+      );
+      expect(result.stderr).toContain(
+        '  attempt 1 failed (MODEL_ETIMEOUT first-byte), retried: the tpx endpoint sent no response headers within 300 ms (first-byte deadline)',
+      );
+      expect(result.stderr).toContain('start the server with -np 2 or more');
+      expect(result.stderr).toContain('--first-byte-timeout');
+    } finally {
+      await slow.close();
+    }
   });
 });

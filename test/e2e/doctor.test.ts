@@ -25,6 +25,41 @@ async function startPlain(
   return server;
 }
 
+/** A Chat Completions answer saying `ok`, as a local server gives it. */
+function okCompletion(model: string) {
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    created: 0,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 12, completion_tokens: 1, total_tokens: 13 },
+  };
+}
+
+/**
+ * Like llama.cpp's server: one model listed (`owned_by: "llamacpp"`), its running context in `/props`,
+ * and chat completions that answer `ok`.
+ */
+function startLlamaCppLike(contextTokens: number, ownedBy = 'llamacpp'): Promise<ScriptedServer> {
+  return startScriptedServer((record) => {
+    if (record.url === '/v1/models') {
+      return step.json({
+        object: 'list',
+        data: [{ id: 'qwen3-4b', object: 'model', owned_by: ownedBy, meta: { n_ctx: contextTokens } }],
+      });
+    }
+    if (record.url === '/props') {
+      return step.json({ default_generation_settings: { n_ctx: contextTokens }, total_slots: 1 });
+    }
+    if (record.url === '/v1/chat/completions') return step.json(okCompletion('qwen3-4b'));
+    return step.json(
+      { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } },
+      { status: 404 },
+    );
+  });
+}
+
 const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 describe('tpx doctor', () => {
@@ -94,8 +129,10 @@ describe('tpx doctor', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`model list: GET ${mock.url}/models → 200`);
     expect(result.stdout).toContain('upstream models: tpx-mock-1');
-    expect(result.stdout).toContain("claude-opus-4-1 → tpx-mock-1 (the upstream's only model)");
-    expect(result.stdout).toContain(`chat: POST ${mock.url}/chat/completions`);
+    expect(result.stdout).toContain("claude-opus-5-5 → tpx-mock-1 (the upstream's only model)");
+    expect(result.stdout).toContain(
+      `chat: POST ${mock.url}/chat/completions (model claude-sonnet-5-5, max_tokens 16)`,
+    );
     expect(result.stdout).toContain('all checks passed');
     expect(result.stdout).not.toContain('local'); // the token's value
   });
@@ -144,7 +181,7 @@ describe('tpx doctor', () => {
     const result = await doctor(`${vllm.url}/v1`);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('upstream models: qwen3-4b, qwen3-32b');
-    expect(result.stdout).toContain('claude-opus-4-1 → refused');
+    expect(result.stdout).toContain('claude-opus-5-5 → refused');
     expect(result.stdout).toContain('TPX_MODEL_MAP');
     expect(result.stdout).not.toMatch(/fix: .*TPX_BASE_URL/);
   });
@@ -155,6 +192,99 @@ describe('tpx doctor', () => {
     expect(result.stdout).toContain('the upstream does not serve the model "qwen3-70b"');
     expect(result.stdout).toContain('fix: set TPX_MODEL_MAP');
     expect(result.stdout).not.toMatch(/fix: .*TPX_BASE_URL/);
+  });
+
+  it("fails when the upstream's context window cannot hold Claude Code's first request, naming llama.cpp's flag", async () => {
+    const small = await startLlamaCppLike(4096);
+    try {
+      const result = await doctor(`${small.url}/v1`, { TPX_DIALECT: 'llamacpp' });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('context window: FAILED');
+      expect(result.stdout).toContain(
+        `the context window of qwen3-4b is 4096 tokens (from ${small.url}/props)`,
+      );
+      expect(result.stdout).toContain("Claude Code's first request alone is about 15000 input tokens");
+      expect(result.stdout).toContain('fix: restart llama-server with -c 32768 (--ctx-size 32768)');
+      expect(result.stdout).not.toContain('all checks passed');
+      // It fails before the chat check: the tiny request would have passed.
+      expect(small.requests.some((request) => request.url === '/v1/chat/completions')).toBe(false);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it("passes a context window that holds Claude Code's first request and room for its answer", async () => {
+    const large = await startLlamaCppLike(32768);
+    try {
+      const result = await doctor(`${large.url}/v1`, { TPX_DIALECT: 'llamacpp' });
+      expect(result.stdout).toContain(
+        "context window: holds Claude Code's first request (about 15000 tokens) and 4096 output tokens",
+      );
+      expect(result.stdout).toContain('all checks passed');
+      expect(result.code).toBe(0);
+    } finally {
+      await large.close();
+    }
+  });
+
+  it("names vLLM's --max-model-len for a mapped model whose stated window is too small", async () => {
+    const result = await doctor(`${vllm.url}/v1`, { TPX_DIALECT: 'vllm', TPX_MODEL_MAP: '*=qwen3-4b' });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      `the context window of qwen3-4b is 8192 tokens (from ${vllm.url}/v1/models`,
+    );
+    expect(result.stdout).toContain('fix: restart vLLM with --max-model-len 32768');
+  });
+
+  it('detects llama.cpp from /props when no dialect is set, says so, and names its context flag', async () => {
+    const small = await startLlamaCppLike(4096, 'organization');
+    try {
+      const result = await doctor(`${small.url}/v1`);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`server: llama.cpp (detected from GET ${small.url}/props)`);
+      expect(result.stdout).toContain('--dialect llamacpp (TPX_DIALECT=llamacpp)');
+      expect(result.stdout).toContain('fix: restart llama-server with -c 32768 (--ctx-size 32768)');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('detects Ollama from /api/version and LM Studio from /api/v0/models', async () => {
+    const answer = (own: string) =>
+      startScriptedServer((record) => {
+        if (record.url === '/v1/models') return step.json({ object: 'list', data: [{ id: 'qwen3:latest' }] });
+        if (record.url === '/v1/chat/completions') return step.json(okCompletion('qwen3:latest'));
+        if (record.url === own && own === '/api/version') return step.json({ version: '0.12.3' });
+        if (record.url === own) return step.json({ object: 'list', data: [{ id: 'qwen3', type: 'llm' }] });
+        return step.json({ error: 'not found' }, { status: 404 });
+      });
+    const ollama = await answer('/api/version');
+    const studio = await answer('/api/v0/models');
+    try {
+      const first = await doctor(`${ollama.url}/v1`);
+      expect(first.stdout).toContain(`server: Ollama (detected from GET ${ollama.url}/api/version)`);
+      const second = await doctor(`${studio.url}/v1`);
+      expect(second.stdout).toContain(`server: LM Studio (detected from GET ${studio.url}/api/v0/models)`);
+      expect(second.stdout).toContain('all checks passed');
+    } finally {
+      await ollama.close();
+      await studio.close();
+    }
+  });
+
+  it('fails a model map whose target the upstream does not list, naming a listed id as the fix', async () => {
+    const large = await startLlamaCppLike(32768);
+    try {
+      const result = await doctor(`${large.url}/v1`, { TPX_MODEL_MAP: '*=qwen3-32b' });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('the upstream does not serve the model "qwen3-32b": it lists qwen3-4b');
+      expect(result.stdout).toContain(
+        "fix: set TPX_MODEL_MAP (--model-map) to models it lists, e.g. '*=qwen3-4b'",
+      );
+      expect(large.requests.some((request) => request.url === '/v1/chat/completions')).toBe(false);
+    } finally {
+      await large.close();
+    }
   });
 
   it('reports no credentials as a failure with the flags that fix it', async () => {

@@ -489,7 +489,7 @@ describe('tpx doctor', () => {
     expect(result.stdout).toContain('provider: tpx');
     expect(result.stdout).toContain('dialect: vllm (TPX_DIALECT is set)');
     expect(result.stdout).toContain('token: from TPX_OAUTH_TOKEN_COMMAND (command)');
-    expect(result.stdout).toContain("claude-sonnet-4-5 → qwen3-8b (the upstream's only model)");
+    expect(result.stdout).toContain("claude-sonnet-5-5 → qwen3-8b (the upstream's only model)");
     expect(result.stdout).toContain('all checks passed');
     expect(result.stdout + result.stderr).not.toContain(source.token(1));
   });

@@ -81,7 +81,7 @@ describe('--wire', () => {
       ['doctor', '--wire', 'responses', '--base-url', mock.url, '--token', TOKEN],
       {},
     );
-    expect(result.stdout).toContain(`chat: POST ${mock.url}/responses (model claude-sonnet-4-5`);
+    expect(result.stdout).toContain(`chat: POST ${mock.url}/responses (model claude-sonnet-5-5`);
     expect(result.stdout).toContain('all checks passed');
     expect(result.code).toBe(0);
     expect(exchangePaths(before)).toEqual(['/v1/responses']);
