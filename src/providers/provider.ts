@@ -42,10 +42,15 @@ export interface Provider {
   ): Promise<TokenCount>;
   /** One attempt of listing models, answered in the Messages list shape; rejects with a `TransportError`. */
   listModels?(options: ExchangeOptions, context: AttemptContext, report: ReportResponse): Promise<unknown>;
-  /** One attempt of asking the upstream what it serves (see `inspect-upstream.ts`). */
+  /**
+   * One attempt of asking the upstream what it serves (see `inspect-upstream.ts`). `detectServer`: also
+   * ask what kind of server it is, from endpoints beside the OpenAI-compatible ones (an explicit
+   * inspection: the doctor, start-up); the inspections exchanges make for themselves never do.
+   */
   inspect?(
     options: ExchangeOptions,
     context: AttemptContext,
     report: ReportResponse,
+    detail?: { detectServer?: boolean },
   ): Promise<UpstreamReport>;
 }

@@ -118,7 +118,7 @@ export function createTpxProvider(config: TpxConfig): Provider {
       return listTpxModels(wireConfig, config.model, bearerSender(tokens, context, report), context);
     },
 
-    inspect(_options: ExchangeOptions, context, report: ReportResponse): Promise<UpstreamReport> {
+    inspect(_options: ExchangeOptions, context, report: ReportResponse, detail): Promise<UpstreamReport> {
       const send = bearerSender(tokens, context, report);
       const get = (url: string) => send(url, { method: 'GET', headers: { accept: 'application/json' } });
       const { dialect } = wireConfig;
@@ -128,7 +128,8 @@ export function createTpxProvider(config: TpxConfig): Provider {
         modelsUrl: modelsUrl(dialect, chatEndpoint(wireConfig, config.model ?? '')),
         propsUrl: asksProps && dialect.endpoint === 'base' ? propsUrlFor(config.baseUrl) : undefined,
         // With no dialect named, ask what the server is, so that the doctor and start-up can say.
-        detectServer: dialect.name === 'openai-generic' && dialect.endpoint === 'base',
+        detectServer:
+          detail?.detectServer === true && dialect.name === 'openai-generic' && dialect.endpoint === 'base',
       });
     },
   };

@@ -65,7 +65,7 @@ export async function inspectUpstream(
     });
   }
   const report = await core.runner.run(exchangeOptions, (context, reportResponse) =>
-    inspect(exchangeOptions, context, reportResponse),
+    inspect(exchangeOptions, context, reportResponse, { detectServer: true }),
   );
   core.catalog?.remember(report);
   return report;

@@ -89,6 +89,8 @@ function openAiUpstream(
         ? step.json({ error: 'not found' }, { status: 404 })
         : step.json({ default_generation_settings: { n_ctx: propsWindow } });
     }
+    // What a server answers on a route it does not have (an explicit inspection asks a few).
+    if (record.method === 'GET') return step.json({ error: 'not found' }, { status: 404 });
     const body = record.json as { model: string };
     return step.json(completion(body.model));
   };
