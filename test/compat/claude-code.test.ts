@@ -11,9 +11,9 @@
  *
  * Against the mock model Claude Code runs as a user runs it: its default tools and system prompt. The
  * llama.cpp models have a byte-level vocabulary (one token a byte), so Claude Code's whole first request
- * is about 53 000 tokens there and takes minutes to read on one core; those cells keep Claude Code's
- * system prompt but offer only its Read, Glob and Grep tools and no skills (about 15 000 tokens), with a
- * 32 768-token context. The tiny models also never choose a tool by themselves, so a tap between tpx and
+ * is about 53 000 tokens there and takes minutes to read on one core (and 15 000 tokens, still half a
+ * minute, with only three tools); those cells give Claude Code a one-line system prompt, only its Read,
+ * Glob and Grep tools and no skills (about 8 000 tokens), with a 32 768-token context. The tiny models also never choose a tool by themselves, so a tap between tpx and
  * llama.cpp asks for one (`tool_choice` required / any) on a conversation's first turn only: what comes
  * back is still llama.cpp's own tool call, and the turn after the tool results is the model's choice.
  *
@@ -61,8 +61,23 @@ const hasLlamaServer = findLlamaServer() !== undefined;
 
 /** Claude Code's own tools, allowed to run without a prompt in print mode (as root too). */
 const ALLOWED = ['--allowedTools', 'Read,Glob,Grep'];
-/** The llama.cpp cells: Claude Code's system prompt, three of its tools, no skills (see the file's comment). */
-const SMALL_PROMPT = ['--tools', 'Read,Glob,Grep', '--disable-slash-commands'];
+/**
+ * The llama.cpp cells: a one-line system prompt in place of Claude Code's own, three of its tools, no
+ * skills (see the file's comment).
+ */
+const SMALL_PROMPT = [
+  '--system-prompt',
+  'You are Claude Code, working in the project folder. Use the tools to look at files before answering.',
+  '--tools',
+  'Read,Glob,Grep',
+  '--disable-slash-commands',
+];
+
+/**
+ * Without tool search Claude Code offers its tools as they are, with no `DeferredToolPlaceholder` (a tool
+ * "never to call" that a model asked for any tool may still pick).
+ */
+const NO_TOOL_SEARCH = { ENABLE_TOOL_SEARCH: 'false' };
 
 /** How tpx reaches one upstream. */
 interface Upstream {
@@ -71,6 +86,8 @@ interface Upstream {
   tpxArgs: string[];
   env: Record<string, string>;
   claudeArgs: string[];
+  /** Claude Code's own settings for these cells, beside {@link QUIET_ENV}. */
+  claudeEnv: Record<string, string>;
   timeoutMs: number;
 }
 
@@ -103,7 +120,12 @@ function sessionArgs(upstream: Upstream): string[] {
 
 /** `/context` is a command: `--disable-slash-commands` would turn it into a prompt. */
 function contextArgs(upstream: Upstream): string[] {
-  return ['-p', '/context', ...STREAM_JSON, ...upstream.claudeArgs.filter((arg) => arg !== '--disable-slash-commands')];
+  return [
+    '-p',
+    '/context',
+    ...STREAM_JSON,
+    ...upstream.claudeArgs.filter((arg) => arg !== '--disable-slash-commands'),
+  ];
 }
 
 /** What one front gives back: the two runs and the exchange log of each. */
@@ -123,7 +145,7 @@ async function throughServeOnce(
   const serve: TpxServe = await startTpxServe(upstream.tpxArgs, upstream.env);
   let result: ProcessResult;
   try {
-    const env = { ANTHROPIC_BASE_URL: serve.url, ANTHROPIC_AUTH_TOKEN: 'unused' };
+    const env = { ...upstream.claudeEnv, ANTHROPIC_BASE_URL: serve.url, ANTHROPIC_AUTH_TOKEN: 'unused' };
     result = await runClaudeCode(args, workspace, env, upstream.timeoutMs);
   } finally {
     await serve.stop();
@@ -135,7 +157,12 @@ async function throughServeOnce(
 async function throughServe(upstream: Upstream, workspace: Workspace): Promise<FrontRuns> {
   const session = await throughServeOnce(upstream, workspace, sessionArgs(upstream));
   const context = await throughServeOnce(upstream, workspace, contextArgs(upstream));
-  return { session: session.result, sessionLog: session.log, context: context.result, contextLog: context.log };
+  return {
+    session: session.result,
+    sessionLog: session.log,
+    context: context.result,
+    contextLog: context.log,
+  };
 }
 
 async function throughTpxClaude(upstream: Upstream, workspace: Workspace): Promise<FrontRuns> {
@@ -147,7 +174,7 @@ async function throughTpxClaude(upstream: Upstream, workspace: Workspace): Promi
         [...upstream.tpxArgs, '--log-file', logFile],
         claudeArgs,
         workspace,
-        upstream.env,
+        { ...upstream.claudeEnv, ...upstream.env },
         upstream.timeoutMs,
       );
       let log = '';
@@ -160,7 +187,12 @@ async function throughTpxClaude(upstream: Upstream, workspace: Workspace): Promi
     };
     const session = await run(sessionArgs(upstream), 'session');
     const context = await run(contextArgs(upstream), 'context');
-    return { session: session.result, sessionLog: session.log, context: context.result, contextLog: context.log };
+    return {
+      session: session.result,
+      sessionLog: session.log,
+      context: context.result,
+      contextLog: context.log,
+    };
   } finally {
     rmSync(logs, { recursive: true, force: true });
   }
@@ -193,14 +225,18 @@ function judge(upstream: Upstream, front: CellResult['front'], runs: FrontRuns):
   const notes: string[] = [];
   for (const exchange of [...runs.sessionLog, ...runs.contextLog]) {
     if (exchange.status !== 200) {
-      notes.push(`${exchange.path} ${exchange.status} ${exchange.error ?? ''}: ${exchange.errorMessage ?? ''}`);
+      notes.push(
+        `${exchange.path} ${exchange.status} ${exchange.error ?? ''}: ${exchange.errorMessage ?? ''}`,
+      );
     }
   }
-  if (!session.started) notes.push(`no init event (exit ${String(runs.session.code)}): ${lastLines(runs.session.stderr)}`);
+  if (!session.started)
+    notes.push(`no init event (exit ${String(runs.session.code)}): ${lastLines(runs.session.stderr)}`);
   if (session.result !== undefined && !checks.endsByItself) {
     notes.push(`result ${session.result.subtype}: ${session.result.text.slice(0, 300)}`);
   }
-  if (session.result === undefined) notes.push(`no result event (exit ${String(runs.session.code)}, signal ${String(runs.session.signal)})`);
+  if (session.result === undefined)
+    notes.push(`no result event (exit ${String(runs.session.code)}, signal ${String(runs.session.signal)})`);
   if (!checks.toolRoundTrip) {
     notes.push(
       `tool calls ${JSON.stringify(session.toolCalls)}, results for ${JSON.stringify(session.toolResultIds)}`,
@@ -281,6 +317,7 @@ beforeAll(async () => {
       tpxArgs: ['--base-url', mock.url, '--token', 'local'],
       env: {},
       claudeArgs: [],
+      claudeEnv: {},
       timeoutMs: MOCK_RUN_TIMEOUT_MS,
     },
     {
@@ -289,6 +326,7 @@ beforeAll(async () => {
       tpxArgs: ['--base-url', mock.url, '--token', 'local', '--wire', 'responses'],
       env: {},
       claudeArgs: [],
+      claudeEnv: {},
       timeoutMs: MOCK_RUN_TIMEOUT_MS,
     },
   ];
@@ -298,8 +336,15 @@ beforeAll(async () => {
       llamaUpstream('tiny-tools-strict'),
       llamaUpstream('tiny-tools'),
     ]);
-    const chat = (tap: RecordingTap) => ['--base-url', `${tap.url}/v1`, '--token', 'local', '--dialect', 'llamacpp'];
-    const llama = { claudeArgs: SMALL_PROMPT, timeoutMs: LLAMA_RUN_TIMEOUT_MS };
+    const chat = (tap: RecordingTap) => [
+      '--base-url',
+      `${tap.url}/v1`,
+      '--token',
+      'local',
+      '--dialect',
+      'llamacpp',
+    ];
+    const llama = { claudeArgs: SMALL_PROMPT, claudeEnv: NO_TOOL_SEARCH, timeoutMs: LLAMA_RUN_TIMEOUT_MS };
     upstreams.push(
       { label: 'llama.cpp, plain template', wire: 'chat', tpxArgs: chat(plain), env: {}, ...llama },
       { label: 'llama.cpp, strict template', wire: 'chat', tpxArgs: chat(strict), env: {}, ...llama },
@@ -345,29 +390,38 @@ describe(`Claude Code (${CLAUDE_BIN}) against tpx`, () => {
         () => {
           const result = cell(upstream, wire, front);
           expect(result.failure).toBeUndefined();
-          expect(result.checks).toEqual({ starts: true, toolRoundTrip: true, endsByItself: true, contextCounts: true });
+          expect(result.checks).toEqual({
+            starts: true,
+            toolRoundTrip: true,
+            endsByItself: true,
+            contextCounts: true,
+          });
         },
       );
     }
   }
 
-  it.skipIf(!hasLlamaServer)('matches docs/compatibility.json (or rewrites it with TPX_UPDATE_COMPATIBILITY=1)', async () => {
-    const run: CompatibilityRecord = {
-      description:
-        'Claude Code against tpx, cell by cell: written by test/compat/claude-code.test.ts; docs/compatibility.md quotes it.',
-      claudeCode: claudeVersion,
-      checkedOn: new Date().toISOString().slice(0, 10),
-      command: UPDATE_COMMAND,
-      cells,
-    };
-    if (UPDATING) {
-      await writeRecord(run);
-      return;
-    }
-    const recorded = readRecord();
-    expect(recorded, `no docs/compatibility.json: run ${UPDATE_COMMAND}`).toBeDefined();
-    expect(comparable(run), `the results differ from docs/compatibility.json: run ${UPDATE_COMMAND}`).toEqual(
-      comparable(recorded!),
-    );
-  });
+  it.skipIf(!hasLlamaServer)(
+    'matches docs/compatibility.json (or rewrites it with TPX_UPDATE_COMPATIBILITY=1)',
+    async () => {
+      const run: CompatibilityRecord = {
+        description:
+          'Claude Code against tpx, cell by cell: written by test/compat/claude-code.test.ts; docs/compatibility.md quotes it.',
+        claudeCode: claudeVersion,
+        checkedOn: new Date().toISOString().slice(0, 10),
+        command: UPDATE_COMMAND,
+        cells,
+      };
+      if (UPDATING) {
+        await writeRecord(run);
+        return;
+      }
+      const recorded = readRecord();
+      expect(recorded, `no docs/compatibility.json: run ${UPDATE_COMMAND}`).toBeDefined();
+      expect(
+        comparable(run),
+        `the results differ from docs/compatibility.json: run ${UPDATE_COMMAND}`,
+      ).toEqual(comparable(recorded!));
+    },
+  );
 });

@@ -24,8 +24,7 @@ export interface SessionReading {
   toolRoundTrip: boolean;
   /** The `result` event, when one came. */
   result:
-    | { subtype: string; isError: boolean; stopReason: unknown; numTurns: unknown; text: string }
-    | undefined;
+    { subtype: string; isError: boolean; stopReason: unknown; numTurns: unknown; text: string } | undefined;
 }
 
 function contentBlocks(event: Record<string, unknown>): Record<string, unknown>[] {
@@ -45,7 +44,8 @@ export function readSession(events: readonly Record<string, unknown>[]): Session
     if (event['type'] === 'assistant') {
       if (toolResultIds.some((id) => toolCalls.some((call) => call.id === id))) answeredAfterResult = true;
       for (const block of blocks) {
-        if (block['type'] === 'tool_use') toolCalls.push({ id: String(block['id']), name: String(block['name']) });
+        if (block['type'] === 'tool_use')
+          toolCalls.push({ id: String(block['id']), name: String(block['name']) });
       }
     }
     if (event['type'] === 'user') {
@@ -87,7 +87,8 @@ export function readContextTokens(events: readonly Record<string, unknown>[]): n
     }
   }
   const result = events.find((event) => event['type'] === 'result');
-  const match = /\*\*Tokens:\*\*\s*([\d.]+)(k?)\s*\//.exec(String(result?.['result'] ?? ''));
+  const text = typeof result?.['result'] === 'string' ? result['result'] : '';
+  const match = /\*\*Tokens:\*\*\s*([\d.]+)(k?)\s*\//.exec(text);
   if (match === null) return undefined;
   return Math.round(Number(match[1]) * (match[2] === 'k' ? 1000 : 1));
 }
