@@ -4,11 +4,12 @@
  * per run, and the switches that keep it off the network except for the loopback proxy it is pointed at.
  *
  * ```ts
- * const run = await runClaudeCode({
- *   command: CLAUDE_BIN,
- *   args: ['-p', 'List the files here', ...STREAM_JSON],
- *   env: { ANTHROPIC_BASE_URL: proxy.url, ANTHROPIC_AUTH_TOKEN: 'unused' },
- * });
+ * const { binary } = await locateClaudeCode();
+ * const workspace = createWorkspace();
+ * const run = await runClaudeCode(binary, ['-p', 'List the files here', ...STREAM_JSON], workspace, {
+ *   ANTHROPIC_BASE_URL: proxy.url,
+ *   ANTHROPIC_AUTH_TOKEN: 'unused',
+ * }, 60_000);
  * readSession(parseStreamJson(run.stdout)); // the tool round trip, the result event
  * ```
  *
@@ -21,8 +22,34 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI } from '../e2e/cli-process.js';
 
-/** The `claude` executable `npm ci` installs (the native binary of the platform's optional package). */
+/** The `claude` executable `npm ci` installs: the package's install script puts the native binary there. */
 export const CLAUDE_BIN = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
+
+/**
+ * The same native binary in the platform's own package (`@anthropic-ai/claude-code-linux-x64`, …), for an
+ * npm that skipped the install script (npm's `allowScripts`) and left a stub at {@link CLAUDE_BIN}.
+ */
+const PLATFORM_BIN = fileURLToPath(
+  new URL(
+    `../../node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`,
+    import.meta.url,
+  ),
+);
+
+/** The Claude Code binary that answers `--version`, and that version; throws saying how to install one. */
+export async function locateClaudeCode(): Promise<{ binary: string; version: string }> {
+  const answers: string[] = [];
+  for (const binary of [CLAUDE_BIN, PLATFORM_BIN]) {
+    const run = await runProcess(binary, ['--version'], { env: {}, cwd: tmpdir(), timeoutMs: 20_000 });
+    const version = /^(\d+\.\d+\.\d+)/.exec(run.stdout.trim())?.[1];
+    if (run.code === 0 && version !== undefined) return { binary, version };
+    answers.push(`${binary}: ${(run.stderr.trim() || run.stdout.trim()).slice(0, 300)}`);
+  }
+  throw new Error(
+    `Claude Code does not run (${answers.join('; ')}); run npm ci without --omit=optional so that ` +
+      "@anthropic-ai/claude-code and its platform's package are installed",
+  );
+}
 
 /** Print mode's machine-readable output: one JSON event per line (stream-json needs `--verbose` with `-p`). */
 export const STREAM_JSON = ['--output-format', 'stream-json', '--verbose'] as const;
@@ -107,12 +134,13 @@ export function createWorkspace(): Workspace {
 
 /** Runs `claude args…` itself (in front of `tpx serve`), in `workspace`, with `env` added. */
 export function runClaudeCode(
+  binary: string,
   args: readonly string[],
   workspace: Workspace,
   env: Record<string, string>,
   timeoutMs: number,
 ): Promise<ProcessResult> {
-  return runProcess(CLAUDE_BIN, args, {
+  return runProcess(binary, args, {
     cwd: workspace.cwd,
     env: { ...QUIET_ENV, HOME: workspace.home, ...env },
     timeoutMs,
@@ -121,6 +149,7 @@ export function runClaudeCode(
 
 /** Runs `tpx claude tpxArgs… --claude-bin <claude> -- claudeArgs…` (the built CLI) in `workspace`. */
 export function runTpxClaude(
+  binary: string,
   tpxArgs: readonly string[],
   claudeArgs: readonly string[],
   workspace: Workspace,
@@ -129,7 +158,7 @@ export function runTpxClaude(
 ): Promise<ProcessResult> {
   return runProcess(
     process.execPath,
-    [CLI, 'claude', ...tpxArgs, '--claude-bin', CLAUDE_BIN, '--', ...claudeArgs],
+    [CLI, 'claude', ...tpxArgs, '--claude-bin', binary, '--', ...claudeArgs],
     { cwd: workspace.cwd, env: { ...QUIET_ENV, HOME: workspace.home, ...env }, timeoutMs },
   );
 }

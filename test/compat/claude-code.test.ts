@@ -34,9 +34,9 @@ import {
   STREAM_JSON,
   createWorkspace,
   killLeftovers,
+  locateClaudeCode,
   parseStreamJson,
   runClaudeCode,
-  runProcess,
   runTpxClaude,
   type ProcessResult,
   type Workspace,
@@ -146,7 +146,7 @@ async function throughServeOnce(
   let result: ProcessResult;
   try {
     const env = { ...upstream.claudeEnv, ANTHROPIC_BASE_URL: serve.url, ANTHROPIC_AUTH_TOKEN: 'unused' };
-    result = await runClaudeCode(args, workspace, env, upstream.timeoutMs);
+    result = await runClaudeCode(claudeBinary, args, workspace, env, upstream.timeoutMs);
   } finally {
     await serve.stop();
   }
@@ -171,6 +171,7 @@ async function throughTpxClaude(upstream: Upstream, workspace: Workspace): Promi
     const run = async (claudeArgs: string[], name: string) => {
       const logFile = join(logs, name);
       const result = await runTpxClaude(
+        claudeBinary,
         [...upstream.tpxArgs, '--log-file', logFile],
         claudeArgs,
         workspace,
@@ -281,6 +282,7 @@ async function runUpstream(upstream: Upstream): Promise<CellResult[]> {
 }
 
 let claudeVersion = '';
+let claudeBinary = CLAUDE_BIN;
 const cells: CellResult[] = [];
 const llamaServers: LlamaServer[] = [];
 const taps: RecordingTap[] = [];
@@ -300,14 +302,7 @@ async function llamaUpstream(model: 'tiny-tools' | 'tiny-tools-strict'): Promise
 }
 
 beforeAll(async () => {
-  const version = await runProcess(CLAUDE_BIN, ['--version'], { env: {}, cwd: tmpdir(), timeoutMs: 20_000 });
-  claudeVersion = /^(\d+\.\d+\.\d+)/.exec(version.stdout.trim())?.[1] ?? '';
-  if (claudeVersion === '') {
-    throw new Error(
-      `Claude Code did not run (${CLAUDE_BIN}: ${version.stderr.trim() || version.stdout.trim()}); ` +
-        'run npm ci without --omit=optional so its native package is installed',
-    );
-  }
+  ({ binary: claudeBinary, version: claudeVersion } = await locateClaudeCode());
   const mock = await startTpxMockModel();
   mockModel = mock.child;
   const upstreams: Upstream[] = [
