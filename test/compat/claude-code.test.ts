@@ -377,7 +377,7 @@ const MATRIX: [string, CellResult['wire'], boolean][] = [
   ['llama.cpp /v1/messages', 'messages', true],
 ];
 
-describe(`Claude Code (${CLAUDE_BIN}) against tpx`, () => {
+describe('the real Claude Code CLI against tpx', () => {
   for (const [upstream, wire, needsLlama] of MATRIX) {
     for (const front of ['tpx serve', 'tpx claude'] as const) {
       it.skipIf(needsLlama && !hasLlamaServer)(
