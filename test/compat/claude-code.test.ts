@@ -13,9 +13,10 @@
  * llama.cpp models have a byte-level vocabulary (one token a byte), so Claude Code's whole first request
  * is about 53 000 tokens there and takes minutes to read on one core (and 15 000 tokens, still half a
  * minute, with only three tools); those cells give Claude Code a one-line system prompt, only its Read,
- * Glob and Grep tools and no skills (about 8 000 tokens), with a 32 768-token context. The tiny models also never choose a tool by themselves, so a tap between tpx and
- * llama.cpp asks for one (`tool_choice` required / any) on a conversation's first turn only: what comes
- * back is still llama.cpp's own tool call, and the turn after the tool results is the model's choice.
+ * Glob and Grep tools, no skills and no tool search (about 8 000 tokens), with a 32 768-token context.
+ * The tiny models also never choose a tool by themselves, so a tap between tpx and llama.cpp asks for
+ * one (`tool_choice` required / any) on a conversation's first turn only: what comes back is still
+ * llama.cpp's own tool call, and the turn after the tool results is the model's choice.
  *
  * The results are compared with `docs/compatibility.json`; `TPX_UPDATE_COMPATIBILITY=1` rewrites it and
  * the table in `docs/compatibility.md` instead (see {@link UPDATE_COMMAND}). Needs `npm run build`.
