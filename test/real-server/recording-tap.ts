@@ -12,6 +12,9 @@
  * await tap.close();
  * ```
  *
+ * `rewriteRequest` may change a JSON request body on its way to the server (the record keeps the body as
+ * sent): a test uses it to ask the tiny models for a tool where a real client leaves the choice to them.
+ *
  * @module
  */
 import {
@@ -63,14 +66,33 @@ async function readAll(stream: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** How a tap may change what it forwards. */
+export interface RecordingTapOptions {
+  /**
+   * Called with each request's path and parsed JSON body; a returned value is sent (as JSON) in place of
+   * the body, `undefined` leaves the body as it came. @default none
+   */
+  rewriteRequest?: (url: string, json: unknown) => unknown;
+}
+
 /** Starts a tap on an ephemeral loopback port that forwards to `targetUrl` (`http://host:port`). */
-export async function startRecordingTap(targetUrl: string): Promise<RecordingTap> {
+export async function startRecordingTap(
+  targetUrl: string,
+  options: RecordingTapOptions = {},
+): Promise<RecordingTap> {
   const target = new URL(targetUrl);
   const exchanges: TappedExchange[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((incoming, outgoing) => {
     void (async () => {
-      const text = await readAll(incoming);
+      const received = await readAll(incoming);
+      const rewritten = options.rewriteRequest?.(incoming.url ?? '/', parseJson(received));
+      const text = rewritten === undefined ? received : JSON.stringify(rewritten);
+      const headers = { ...incoming.headers, host: target.host };
+      if (rewritten !== undefined) {
+        delete headers['transfer-encoding'];
+        headers['content-length'] = String(Buffer.byteLength(text));
+      }
       const exchange: TappedExchange = {
         request: {
           method: incoming.method ?? 'GET',
@@ -89,7 +111,7 @@ export async function startRecordingTap(targetUrl: string): Promise<RecordingTap
           port: target.port,
           method: exchange.request.method,
           path: exchange.request.url,
-          headers: { ...incoming.headers, host: target.host },
+          headers,
           // A fresh connection per request: a pooled one the server already closed would turn into a
           // failure that belongs to the tap, not to what is under test.
           agent: false,
