@@ -131,7 +131,8 @@ export function withRepairLog(
     },
   };
   // Only an observer that reads bodies gets them: the transport captures bodies for those alone.
-  const readsBodies = observer?.onAttemptBody;
-  if (readsBodies !== undefined) logging.onAttemptBody = readsBodies.bind(observer);
+  if (observer?.onAttemptBody !== undefined) {
+    logging.onAttemptBody = (attempt, body) => observer.onAttemptBody?.(attempt, body);
+  }
   return logging;
 }

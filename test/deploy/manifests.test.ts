@@ -43,7 +43,7 @@ function validate(manifest: Manifest): void {
       new Secret(manifest).validate();
       return;
     case 'autoscaling/v2/HorizontalPodAutoscaler':
-      new HorizontalPodAutoscaler(manifest as never).validate();
+      new HorizontalPodAutoscaler(manifest).validate();
       return;
     case 'policy/v1/PodDisruptionBudget':
       new PodDisruptionBudget(manifest).validate();
