@@ -24,6 +24,7 @@ import {
 } from './proxy-settings.js';
 import { describeSetup, probeUpstream } from './startup-report.js';
 import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
+import { JOURNAL_HELP, JOURNAL_OPTIONS, readJournalFlags } from './journal-flags.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -81,7 +82,7 @@ Upstream (each flag equals its variable; the flag wins):
   --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
-${OPERATIONS_HELP}
+${OPERATIONS_HELP}${JOURNAL_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
 `,
@@ -131,6 +132,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       'insecure-no-auth': { type: 'boolean' },
       'log-bodies': { type: 'boolean' },
       ...OPERATIONS_OPTIONS,
+      ...JOURNAL_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
       ...PROXY_FLAGS,
@@ -145,6 +147,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   const { deferredTransportObserver, readOperations, serveWithWorkers, startObservability, warmUp } =
     await import('./serve-operations.js');
   const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
+  const journalFlags = readJournalFlags(values, io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(
       operations,
@@ -170,6 +173,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     port: parsePort(values['port'], 8787),
     insecureNoAuth: values['insecure-no-auth'] === true,
     logBodies: values['log-bodies'] === true,
+    ...journalFlags,
   };
   // A client's request body gets the same patience as an upstream's answer.
   const idleTimeoutMs = settings.transportOptions.idleTimeoutMs;
