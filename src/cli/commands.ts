@@ -25,6 +25,7 @@ import {
 import { describeSetup, probeUpstream } from './startup-report.js';
 import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
 import { JOURNAL_HELP, JOURNAL_OPTIONS, readJournalFlags } from './journal-flags.js';
+import { JOURNAL_COMMAND_HELP, runJournal } from './journal.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -37,6 +38,7 @@ Commands:
   serve        run a local Messages-compatible proxy (POST /v1/messages, …)
   send         send one Messages request from a JSON file or stdin
   doctor       show what tpx would do, check the upstream, and print a fix for each failure
+  journal      list the exchanges of a journal (tpx serve --journal DIR), or show one
   mock-model   run a scripted OpenAI-compatible model server (offline testing)
   demo         run a complete tool-use round trip against a local scripted model
 
@@ -97,6 +99,7 @@ Options:
 `,
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,
+  journal: JOURNAL_COMMAND_HELP,
   'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
 
 Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions and POST /v1/responses
@@ -372,6 +375,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await runClaude(rest, io);
       case 'mock-model':
         return await mockModel(rest, io);
+      case 'journal':
+        return await runJournal(rest, io);
       case 'demo': {
         const { values } = parse(rest, {}, false);
         if (values['help'] === true) {
