@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { isTransportError } from '../errors.js';
 import { startMockModel, parseMockScript } from '../mock-model/mock-model.js';
+import { loadReplay } from './load-replay.js';
 import type { MessagesRequest } from '../protocol/messages.js';
 import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
@@ -100,11 +101,14 @@ Options:
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,
   journal: JOURNAL_COMMAND_HELP,
-  'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
+  'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json | --replay journal] [--token T] [--model name]
 
 Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions and POST /v1/responses
 (JSON and streaming), GET /v1/models. Without a script it calls the offered tools with arguments built from their schemas,
 then answers in text that mentions the tool results. See docs/mock-model.md for the script format.
+
+  --replay <file|dir>  answer the requests a journal recorded (tpx serve --journal DIR) with their recorded
+                       answers, and any other with a 404 naming the nearest recorded one (docs/journal.md)
 `,
   demo: `Usage: tpx demo
 
@@ -307,6 +311,7 @@ async function mockModel(args: string[], io: CliIo): Promise<number> {
       script: { type: 'string' },
       token: { type: 'string' },
       model: { type: 'string' },
+      replay: { type: 'string' },
     },
     false,
   );
@@ -334,6 +339,10 @@ async function mockModel(args: string[], io: CliIo): Promise<number> {
     } catch (error) {
       throw new UsageError(`the script ${values['script']} is invalid: ${(error as Error).message}`);
     }
+  }
+  if (typeof values['replay'] === 'string') {
+    if (options.script !== undefined) throw new UsageError('--replay and --script cannot be used together');
+    options.replay = await loadReplay(values['replay'], io);
   }
   const server = await startMockModel(options);
   io.stdout(`tpx mock-model listening on ${server.url}\n`);
