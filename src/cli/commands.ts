@@ -12,6 +12,7 @@ import type { MessagesRequest } from '../protocol/messages.js';
 import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { drainRequested, isWorkerProcess } from '../server/worker-process.js';
+import { workerLiveExchangeSource } from '../server/live-view-cluster.js';
 import { CLAUDE_HELP, runClaude } from './claude.js';
 import { createCliLogger } from './cli-logger.js';
 import { runDemo } from './demo.js';
@@ -59,7 +60,8 @@ Exit codes: 0 ok, 1 the exchange failed, 2 usage or configuration error.
 
 Runs a Messages-compatible HTTP proxy over the selected provider:
   POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models,
-  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus)
+  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus),
+  GET /tpx/status (a live page of the latest exchanges), GET /tpx/exchanges (the same as JSON)
 
 Options:
   --host <address>      address to bind (default 127.0.0.1)
@@ -182,6 +184,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     logBodies: values['log-bodies'] === true,
     ...journalFlags,
   };
+  // With --workers, the live view shows every worker's exchanges, gathered through the primary.
+  if (isWorkerProcess()) serveOptions.liveExchangeSource = workerLiveExchangeSource;
   // A client's request body gets the same patience as an upstream's answer.
   const idleTimeoutMs = settings.transportOptions.idleTimeoutMs;
   if (idleTimeoutMs !== undefined) serveOptions.bodyIdleTimeoutMs = idleTimeoutMs;

@@ -27,8 +27,11 @@ th{background:#eee}.num{text-align:right;font-variant-numeric:tabular-nums}
 const SCRIPT = `
 'use strict';
 const tokenKey = 'tpx-proxy-token';
-const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
-if (fromHash) { sessionStorage.setItem(tokenKey, fromHash); history.replaceState(null, '', location.pathname); }
+function takeTokenFromHash() {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromHash) { sessionStorage.setItem(tokenKey, fromHash); history.replaceState(null, '', location.pathname); }
+}
+takeTokenFromHash();
 const $ = (id) => document.getElementById(id);
 const cell = (row, text, className) => {
   const td = row.insertCell(); td.textContent = text === undefined || text === null ? '' : String(text);
@@ -85,6 +88,7 @@ $('auth').addEventListener('submit', (event) => {
   event.preventDefault();
   sessionStorage.setItem(tokenKey, $('token').value); $('token').value = ''; void refresh();
 });
+addEventListener('hashchange', () => { takeTokenFromHash(); void refresh(); });
 void refresh();
 setInterval(refresh, 1000);
 `;
