@@ -165,6 +165,9 @@ export async function runJournal(args: string[], io: CliIo): Promise<number> {
     return EXIT_EXCHANGE_ERROR;
   }
   if (values['json'] !== true) io.stdout(`${formatTable(rows)}\n`);
-  io.stderr(`${rows.length - 1} exchanges${damaged > 0 ? `, ${damaged} damaged lines skipped` : ''}\n`);
+  const count = rows.length - 1;
+  io.stderr(
+    `${count} exchange${count === 1 ? '' : 's'}${damaged > 0 ? `, ${damaged} damaged lines skipped` : ''}\n`,
+  );
   return EXIT_OK;
 }
