@@ -8,6 +8,7 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   'protocol',
+  'journal',
   'translate',
   'providers',
   'transport',
@@ -17,7 +18,9 @@ const LAYERS = [
   'cli',
 ];
 const ABOVE = {
-  protocol: ['translate', 'providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
+  protocol: ['journal', 'translate', 'providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
+  // The journal's format, its reader and its filters: used by the proxy, the mock model and the CLI.
+  journal: ['translate', 'providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
   translate: ['providers', 'transport', 'telemetry', 'server', 'mock-model', 'cli'],
   providers: ['transport', 'telemetry', 'server', 'mock-model', 'cli'],
   transport: ['telemetry', 'server', 'mock-model', 'cli'],

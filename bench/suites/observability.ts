@@ -41,6 +41,9 @@
  *
  * @module
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
@@ -116,12 +119,14 @@ const LOADS: readonly { name: string; stream: boolean; request: (stream: boolean
 const CLOSED_LOOP_CONNECTIONS = 16;
 /** The sampled variant traces one root exchange in ten (`parentbased_traceidratio`, 0.1). */
 const SAMPLED = 'metrics + tracing 1/10';
-const VARIANTS = ['off', 'metrics', 'metrics + tracing', SAMPLED] as const;
+/** The journal on (`--journal DIR`), metrics off: its cost side by side with off. */
+const JOURNAL = 'journal';
+const VARIANTS = ['off', 'metrics', 'metrics + tracing', SAMPLED, JOURNAL] as const;
 /** A second process with observability off, in every fleet: its ratio to off is the run's resolution. */
 const CONTROL = 'off, second process';
-const FLEET_VARIANTS = ['off', CONTROL, 'metrics', 'metrics + tracing', SAMPLED] as const;
+const FLEET_VARIANTS = ['off', CONTROL, 'metrics', 'metrics + tracing', SAMPLED, JOURNAL] as const;
 type FleetVariant = (typeof FLEET_VARIANTS)[number];
-const COMPARED_VARIANTS = [CONTROL, 'metrics', 'metrics + tracing', SAMPLED] as const;
+const COMPARED_VARIANTS = [CONTROL, 'metrics', 'metrics + tracing', SAMPLED, JOURNAL] as const;
 type ComparedVariant = (typeof COMPARED_VARIANTS)[number];
 /** The variant's name in a profile's file name. */
 const PROFILE_NAMES: Record<FleetVariant, string> = {
@@ -130,6 +135,7 @@ const PROFILE_NAMES: Record<FleetVariant, string> = {
   metrics: 'metrics',
   'metrics + tracing': 'tracing',
   [SAMPLED]: 'tracing-sampled',
+  [JOURNAL]: 'journal',
 };
 
 export interface ObservabilityRow {
@@ -247,6 +253,17 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       [CONTROL]: { args: ['--no-metrics'], env: {} },
       metrics: { args: [], env: {} },
       'metrics + tracing': { args: [], env: tracingEnv },
+      // Small files: the journal rotates (and prunes) during the run, as it would in a long one.
+      [JOURNAL]: {
+        args: [
+          '--no-metrics',
+          '--journal',
+          mkdtempSync(join(tmpdir(), 'tpx-bench-journal-')),
+          '--journal-file-mb',
+          '4',
+        ],
+        env: {},
+      },
       [SAMPLED]: {
         args: [],
         env: {
@@ -316,7 +333,8 @@ export async function runObservability(options: ObservabilityOptions): Promise<O
       const server = byVariant.get(name)!;
       const idleCpuMsPerSecond = (threadCpuMs(server.pid) - idleBefore[index]!) / idleSeconds;
       let scrapeCpuMs = Number.NaN;
-      if (name !== 'off') {
+      // Off and the journal serve no metrics: nothing to scrape.
+      if (name !== 'off' && name !== JOURNAL) {
         const before = threadCpuMs(server.pid);
         for (let scrape = 0; scrape < options.scrapes; scrape++) {
           const response = await request(`${server.origin}/metrics`);

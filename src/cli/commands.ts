@@ -7,10 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { isTransportError } from '../errors.js';
 import { startMockModel, parseMockScript } from '../mock-model/mock-model.js';
+import { loadReplay } from './load-replay.js';
 import type { MessagesRequest } from '../protocol/messages.js';
 import { createInstanceId } from '../server/loop-guard.js';
 import { isLoopbackHost, startServer } from '../server/start-server.js';
 import { drainRequested, isWorkerProcess } from '../server/worker-process.js';
+import { workerLiveExchangeSource } from '../server/live-view-cluster.js';
 import { CLAUDE_HELP, runClaude } from './claude.js';
 import { createCliLogger } from './cli-logger.js';
 import { runDemo } from './demo.js';
@@ -24,6 +26,8 @@ import {
 } from './proxy-settings.js';
 import { describeSetup, probeUpstream } from './startup-report.js';
 import { OPERATIONS_HELP, OPERATIONS_OPTIONS } from './serve-flags.js';
+import { JOURNAL_HELP, JOURNAL_OPTIONS, readJournalFlags } from './journal-flags.js';
+import { JOURNAL_COMMAND_HELP, runJournal } from './journal.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, UsageError, type CliIo } from './output.js';
 
 export const HELP: Record<string, string> = {
@@ -36,6 +40,7 @@ Commands:
   serve        run a local Messages-compatible proxy (POST /v1/messages, …)
   send         send one Messages request from a JSON file or stdin
   doctor       show what tpx would do, check the upstream, and print a fix for each failure
+  journal      list the exchanges of a journal (tpx serve --journal DIR), or show one
   mock-model   run a scripted OpenAI-compatible model server (offline testing)
   demo         run a complete tool-use round trip against a local scripted model
 
@@ -55,7 +60,8 @@ Exit codes: 0 ok, 1 the exchange failed, 2 usage or configuration error.
 
 Runs a Messages-compatible HTTP proxy over the selected provider:
   POST /v1/messages (JSON and SSE), POST /v1/messages/count_tokens, GET /v1/models,
-  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus)
+  GET /healthz (liveness), GET /readyz (503 while draining), GET /metrics (Prometheus),
+  GET /tpx/status (a live page of the latest exchanges), GET /tpx/exchanges (the same as JSON)
 
 Options:
   --host <address>      address to bind (default 127.0.0.1)
@@ -84,7 +90,7 @@ Upstream (each flag equals its variable; the flag wins):
   --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
-${OPERATIONS_HELP}
+${OPERATIONS_HELP}${JOURNAL_HELP}
 Environment: TPX_PROXY_TOKEN — when set, clients must present it (x-api-key or Authorization: Bearer).
 Clients' own credentials are never forwarded upstream. SIGINT/SIGTERM: finish in-flight exchanges, exit 0.
 `,
@@ -99,11 +105,15 @@ Options:
 `,
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,
-  'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json] [--token T] [--model name]
+  journal: JOURNAL_COMMAND_HELP,
+  'mock-model': `Usage: tpx mock-model [--host 127.0.0.1] [--port 0] [--script file.json | --replay journal] [--token T] [--model name]
 
 Runs an OpenAI-compatible scripted model server: POST /v1/chat/completions and POST /v1/responses
 (JSON and streaming), GET /v1/models. Without a script it calls the offered tools with arguments built from their schemas,
 then answers in text that mentions the tool results. See docs/mock-model.md for the script format.
+
+  --replay <file|dir>  answer the requests a journal recorded (tpx serve --journal DIR) with their recorded
+                       answers, and any other with a 404 naming the nearest recorded one (docs/journal.md)
 `,
   demo: `Usage: tpx demo
 
@@ -134,6 +144,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
       'insecure-no-auth': { type: 'boolean' },
       'log-bodies': { type: 'boolean' },
       ...OPERATIONS_OPTIONS,
+      ...JOURNAL_OPTIONS,
       'allow-origin': { type: 'string', multiple: true },
       'public-host': { type: 'string', multiple: true },
       ...PROXY_FLAGS,
@@ -148,6 +159,7 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   const { deferredTransportObserver, readOperations, serveWithWorkers, startObservability, warmUp } =
     await import('./serve-operations.js');
   const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
+  const journalFlags = readJournalFlags(values, io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(
       operations,
@@ -173,7 +185,10 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     port: parsePort(values['port'], 8787),
     insecureNoAuth: values['insecure-no-auth'] === true,
     logBodies: values['log-bodies'] === true,
+    ...journalFlags,
   };
+  // With --workers, the live view shows every worker's exchanges, gathered through the primary.
+  if (isWorkerProcess()) serveOptions.liveExchangeSource = workerLiveExchangeSource;
   // A client's request body gets the same patience as an upstream's answer.
   const idleTimeoutMs = settings.transportOptions.idleTimeoutMs;
   if (idleTimeoutMs !== undefined) serveOptions.bodyIdleTimeoutMs = idleTimeoutMs;
@@ -303,6 +318,7 @@ async function mockModel(args: string[], io: CliIo): Promise<number> {
       script: { type: 'string' },
       token: { type: 'string' },
       model: { type: 'string' },
+      replay: { type: 'string' },
     },
     false,
   );
@@ -330,6 +346,10 @@ async function mockModel(args: string[], io: CliIo): Promise<number> {
     } catch (error) {
       throw new UsageError(`the script ${values['script']} is invalid: ${(error as Error).message}`);
     }
+  }
+  if (typeof values['replay'] === 'string') {
+    if (options.script !== undefined) throw new UsageError('--replay and --script cannot be used together');
+    options.replay = await loadReplay(values['replay'], io);
   }
   const server = await startMockModel(options);
   io.stdout(`tpx mock-model listening on ${server.url}\n`);
@@ -371,6 +391,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await runClaude(rest, io);
       case 'mock-model':
         return await mockModel(rest, io);
+      case 'journal':
+        return await runJournal(rest, io);
       case 'demo': {
         const { values } = parse(rest, {}, false);
         if (values['help'] === true) {

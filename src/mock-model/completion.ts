@@ -21,6 +21,8 @@ export interface Completion {
   toolCalls: readonly CompletionToolCall[];
   /** `null` for an answer that never finishes (a scripted stream error cuts it short). */
   finishReason: string | null;
+  /** The token counts to report instead of the estimate (a replayed answer reports the recorded ones). */
+  usage?: CompletionUsage;
 }
 
 /** The token counts of one answer. */
@@ -41,6 +43,7 @@ export function estimateTokens(characters: number): number {
 
 /** Deterministic token counts for `completion` answering a request of `promptCharacters` characters. */
 export function completionUsage(completion: Completion, promptCharacters: number): CompletionUsage {
+  if (completion.usage !== undefined) return completion.usage;
   const reasoningTokens = estimateTokens(completion.reasoning?.length ?? 0);
   let outputCharacters = completion.text?.length ?? 0;
   for (const call of completion.toolCalls) outputCharacters += call.name.length + call.arguments.length;

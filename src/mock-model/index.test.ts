@@ -13,7 +13,11 @@ const manifest = JSON.parse(
 
 describe('the tpx-transport/mock-model entry', () => {
   it('is the only entry that exports the mock model: the main entry has none of it', () => {
-    expect(Object.keys(mockModelEntry).sort()).toStrictEqual(['parseMockScript', 'startMockModel']);
+    expect(Object.keys(mockModelEntry).sort()).toStrictEqual([
+      'loadReplayJournal',
+      'parseMockScript',
+      'startMockModel',
+    ]);
     expect(Object.keys(mainEntry)).not.toContain('startMockModel');
     expect(Object.keys(mainEntry)).not.toContain('parseMockScript');
   });

@@ -11,3 +11,5 @@
  */
 export { startMockModel, parseMockScript } from './mock-model.js';
 export type { MockModelOptions, MockModelServer, MockScript, RecordedRequest } from './mock-model.js';
+export { loadReplayJournal } from './replay.js';
+export type { ReplayJournal, Recording } from './replay.js';

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Replayer } from './replay.js';
 import type { MockReply } from './script.js';
 
 /** One request as recorded, while the server may still mark it aborted. */
@@ -30,6 +31,8 @@ export interface MockModelState {
   readonly inFlight: Set<AbortController>;
   /** Tool calls given an id by the server so far (ids stay unique for the server's life). */
   toolCallCount: number;
+  /** In replay (`--replay`): the recorded exchanges that answer every request. */
+  readonly replay: Replayer | undefined;
   /** Responses so far, on either endpoint (numbers the `chatcmpl-…`, `resp_…` and `x-request-id` values). */
   responseCount: number;
 }

@@ -29,11 +29,12 @@ import { flattenHeaders, parseJson, readBody, sendError, sendJson } from './http
 import { digest, isAuthorized } from './is-authorized.js';
 import type { MockModelState, MutableRecordedRequest } from './mock-model-state.js';
 import { readMockRequest, type WireRequestShape } from './mock-request.js';
-import { planReply } from './plan-reply.js';
+import { planReply, type Plan } from './plan-reply.js';
 import { chatRendering } from './render-completion.js';
 import { responsesRendering } from './render-response.js';
 import { RESPONSES_REQUEST_SHAPE } from './responses-request-shape.js';
 import { parseMockScript, type MockScript } from './script.js';
+import { Replayer, type ReplayJournal } from './replay.js';
 
 export { parseMockScript };
 export type {
@@ -60,7 +61,10 @@ export interface MockModelOptions {
   token?: string;
   /** Exact replies, served in order; when they run out, the default behaviour answers. @default no replies */
   script?: MockScript;
-  /** The model name listed by `/v1/models` and reported in every completion. @default 'tpx-mock-1' */
+  /**
+   * The model name listed by `/v1/models` and reported in every completion. @default in replay, the
+   * model the first recorded request named; else 'tpx-mock-1'
+   */
   model?: string;
   /** Delay between stream chunks, in milliseconds; a reply's `chunk_delay_ms` overrides it. @default 0 */
   chunkDelayMs?: number;
@@ -70,6 +74,12 @@ export interface MockModelOptions {
    * until it is closed. @default Infinity (every request)
    */
   maxRecordedRequests?: number;
+  /**
+   * Answer every request from a recorded journal instead (`tpx mock-model --replay FILE`; see
+   * `replay.ts`): a recorded request gets its recorded answer, any other a 404 naming the nearest
+   * recording. Load one with `loadReplayJournal`. @default no replay
+   */
+  replay?: ReplayJournal;
 }
 
 /** One request as the mock model received it. */
@@ -128,7 +138,8 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
   }
   if (options.token === '')
     throw new Error('mock model: token must not be empty (leave it out to accept any request)');
-  const model = options.model ?? 'tpx-mock-1';
+  // In replay, the model the recorded requests named upstream is the one served (tpx asks /v1/models).
+  const model = options.model ?? recordedModel(options.replay) ?? 'tpx-mock-1';
   if (model === '') throw new Error('mock model: model must not be empty');
   const maxRecordedRequests = options.maxRecordedRequests ?? Number.POSITIVE_INFINITY;
   if (
@@ -150,6 +161,7 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
     inFlight: new Set(),
     toolCallCount: 0,
     responseCount: 0,
+    replay: options.replay === undefined ? undefined : new Replayer(options.replay, chunkDelayMs),
   };
 
   const server = createServer((request, response) => {
@@ -194,6 +206,13 @@ export async function startMockModel(options: MockModelOptions = {}): Promise<Mo
       return closing;
     },
   };
+}
+
+/** The model the first recorded upstream request named, when replaying. */
+function recordedModel(replay: ReplayJournal | undefined): string | undefined {
+  const body = replay?.recordings[0]?.body;
+  const model = typeof body === 'object' && body !== null ? (body as { model?: unknown }).model : undefined;
+  return typeof model === 'string' ? model : undefined;
 }
 
 /** One endpoint that answers with the model: how its body is read and its answer rendered. */
@@ -323,7 +342,16 @@ async function answerModelRequest(
     sendError(response, 400, message, 'invalid_request_error', param, code);
     return;
   }
-  const plan = planReply(state, read.request);
+  let plan: Plan;
+  if (state.replay === undefined) plan = planReply(state, read.request);
+  else {
+    const replayed = state.replay.answer(wire === RESPONSES_WIRE ? 'responses' : 'chat', parsed.value);
+    if ('notFound' in replayed) {
+      sendError(response, 404, replayed.notFound, 'invalid_request_error', null, 'replay_not_recorded');
+      return;
+    }
+    plan = replayed.plan;
+  }
   await answerWithPlan(state, read.request, plan, response, signal, wire.rendering);
 }
 

@@ -84,6 +84,11 @@ export function errorResponse(
   };
 }
 
+/** The Messages error body a failure is answered with, as JSON text (for the journal). */
+export function errorBodyText(error: unknown, requestId: string): string {
+  return JSON.stringify(bodyWithRequestId(asTransportError(error), requestId));
+}
+
 /** The SSE `error` frame for a failure after the stream started (its HTTP status can no longer change). */
 export function errorFrame(error: unknown, requestId: string): string {
   return encodeSseFrame('error', JSON.stringify(bodyWithRequestId(asTransportError(error), requestId)));

@@ -14,7 +14,8 @@ import type { Logger } from 'pino';
 import { isTransportError, type ProviderName } from '../errors.js';
 import type { ExchangeOptions, ResponseInfo } from '../transport/types.js';
 import { decodeJsonBody } from './decode-json-body.js';
-import { errorResponse, proxyError } from './error-response.js';
+import { errorBodyText, errorResponse, proxyError } from './error-response.js';
+import type { ExchangeRecorder, FinishedExchange } from './exchange-recorder.js';
 import { logExchange, withRepairLog, type ExchangeRecord, type UsageRecord } from './logger.js';
 import { passBackHeaders } from './pass-back-headers.js';
 import type {
@@ -98,6 +99,13 @@ export interface ExchangeEnvironment {
   telemetry?: Telemetry | undefined;
   /** Refuses a body of the wrong type or encoding before it is read (see `check-request-headers.ts`). */
   checkBody?: (request: InboundRequest) => void;
+  /** Keeps each finished `/v1/messages` exchange (the journal, the live view). @default none */
+  recorder?: ExchangeRecorder | undefined;
+}
+
+/** Whether an exchange keeps its bodies: for the log (`logBodies`) or for a recorder (the journal). */
+export function keepsBodies(environment: ExchangeEnvironment): boolean {
+  return environment.logBodies || environment.recorder?.needsBodies === true;
 }
 
 /** The state of one exchange. */
@@ -159,7 +167,7 @@ export class Exchange {
     const raw = await this.request.readBody();
     if (raw.length === 0) throw proxyError(400, 'the request body is empty: expected a JSON object');
     const { text, value } = decodeJsonBody(raw);
-    if (this.environment.logBodies) this.requestBodyText = text;
+    if (keepsBodies(this.environment)) this.requestBodyText = text;
     if (!isObject(value)) {
       throw proxyError(
         400,
@@ -191,7 +199,7 @@ export class Exchange {
       },
     };
     const { cancellation } = this.request;
-    const telemetry = this.environment.logBodies
+    const telemetry = keepsBodies(this.environment)
       ? withBodyLog(this.telemetry?.observer, this.upstreamBodies)
       : this.telemetry?.observer;
     const observer = withRepairLog(telemetry, this.environment.logger, () => this.requestId);
@@ -236,6 +244,31 @@ export class Exchange {
     return response;
   }
 
+  /** Whether the recorders keep this exchange: a `POST /v1/messages` (served as that route), once. */
+  isRecorded = false;
+
+  /** Hands the finished exchange to the recorder (at most once). */
+  #record(record: ExchangeRecord, error: unknown, extra: { responseBody?: string }): void {
+    this.isRecorded = false;
+    const finished: {
+      -readonly [Key in keyof FinishedExchange]: FinishedExchange[Key];
+    } = {
+      record,
+      startedAtMs: Date.now() - (performance.now() - this.startedMs),
+    };
+    if (this.#timeToFirstByteMs !== undefined)
+      finished.firstByteMs = Math.round(this.#timeToFirstByteMs * 10) / 10;
+    if (this.requestBodyText !== undefined) finished.requestText = this.requestBodyText;
+    if (this.upstreamBodies.length > 0) finished.upstreamBodies = this.upstreamBodies;
+    const answer = extra.responseBody ?? this.transcript?.toJson();
+    if (record.status >= 400 && extra.responseBody !== undefined) finished.errorText = extra.responseBody;
+    else {
+      if (answer !== undefined && keepsBodies(this.environment)) finished.responseText = answer;
+      if (error !== undefined) finished.errorText = errorBodyText(error, this.requestId);
+    }
+    this.environment.recorder?.record(finished);
+  }
+
   /** Writes the exchange's one log line. */
   log(
     status: number,
@@ -276,6 +309,7 @@ export class Exchange {
       if (responseBody !== undefined) record.responseBody = responseBody;
     }
     logExchange(this.environment.logger, record, level);
+    if (this.environment.recorder !== undefined && this.isRecorded) this.#record(record, error, extra);
     if (this.telemetry !== undefined && !this.#isEnded) {
       this.#isEnded = true;
       const outcome: ExchangeOutcome = { record };

@@ -28,7 +28,15 @@ import { createRequestHeaderCheck, type RequestHeaderCheckOptions } from './chec
 import { handleCountTokens } from './count-tokens.js';
 import { errorFrame, proxyError } from './error-response.js';
 import { PING_FRAME, settlesWithin } from './keep-alive.js';
-import { Exchange, generateRequestId, mergeUsage, type ExchangeEnvironment } from './exchange.js';
+import {
+  Exchange,
+  generateRequestId,
+  keepsBodies,
+  mergeUsage,
+  type ExchangeEnvironment,
+} from './exchange.js';
+import type { ExchangeRecorder } from './exchange-recorder.js';
+import { LIVE_VIEW_ROUTES, liveViewAnswer, type LiveView } from './live-view.js';
 import type { UsageRecord } from './logger.js';
 import type { Telemetry } from '../telemetry/exchange-telemetry.js';
 import type { InboundRequest, JsonResponse, ProxyHandler, ProxyResponse, SseResponse } from './types.js';
@@ -66,6 +74,10 @@ export interface MessagesHandlerOptions {
    * `check-request-headers.ts`); `tpx serve` always sets it. @default no check
    */
   requestCheck?: RequestHeaderCheckOptions;
+  /** Keeps each finished `POST /v1/messages` exchange (the journal, the live view). @default none */
+  recorder?: ExchangeRecorder | undefined;
+  /** Serves `GET /tpx/status` and `GET /tpx/exchanges` (see `live-view.ts`). @default not served */
+  liveView?: LiveView | undefined;
 }
 
 const SSE_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
@@ -206,7 +218,7 @@ function streamResponse(
 ): SseResponse {
   const usage: UsageRecord = {};
   exchange.usage = usage;
-  if (exchange.environment.logBodies) exchange.transcript = new StreamTranscript();
+  if (keepsBodies(exchange.environment)) exchange.transcript = new StreamTranscript();
   exchange.answerReady();
   exchange.telemetry?.streamOpened();
   const headers = exchange.responseHeaders(SSE_CONTENT_TYPE);
@@ -262,6 +274,22 @@ function unauthenticatedAnswer(context: HandlerContext, exchange: Exchange): Jso
   return undefined;
 }
 
+/** `GET /tpx/status` and `GET /tpx/exchanges`: the live view, logged at debug level. */
+async function answerLiveView(view: LiveView, exchange: Exchange, path: string): Promise<JsonResponse> {
+  const { method } = exchange.request;
+  if (method !== 'GET' && method !== 'HEAD') throw proxyError(405, `${path} accepts GET, not ${method}`);
+  const { contentType, body, headers } = await liveViewAnswer(view, path);
+  exchange.answerReady();
+  const response: JsonResponse = {
+    kind: 'json',
+    status: 200,
+    headers: { ...exchange.responseHeaders(contentType), ...headers },
+    body,
+  };
+  exchange.log(200, undefined, {}, 'debug');
+  return response;
+}
+
 /** Routes one exchange; throws what becomes its error answer. */
 async function route(context: HandlerContext, exchange: Exchange): Promise<ProxyResponse> {
   const { instanceId, ownUrl } = context.options;
@@ -272,17 +300,23 @@ async function route(context: HandlerContext, exchange: Exchange): Promise<Proxy
   }
   const open = unauthenticatedAnswer(context, exchange);
   if (open !== undefined) return open;
+  const { liveView } = context.options;
+  const liveRoute = liveView === undefined ? undefined : LIVE_VIEW_ROUTES.get(path);
+  if (liveView !== undefined && liveRoute?.needsToken === false)
+    return answerLiveView(liveView, exchange, path);
   if (!context.isAuthorised(exchange.request.headers)) {
     throw proxyError(
       401,
       'this proxy requires its token: send it as the x-api-key header or as Authorization: Bearer <token>',
     );
   }
+  if (liveView !== undefined && liveRoute !== undefined) return answerLiveView(liveView, exchange, path);
   const allowed = ROUTE_METHODS.get(path);
   if (allowed === undefined) throw proxyError(404, `no such endpoint: ${method} ${path}`);
   if (method !== allowed) throw proxyError(405, `${path} accepts ${allowed}, not ${method}`);
   switch (path) {
     case '/v1/messages':
+      exchange.isRecorded = method === 'POST';
       return sendMessage(context, exchange);
     case '/v1/messages/count_tokens':
       return handleCountTokens(context.transport, exchange);
@@ -304,6 +338,7 @@ export function createMessagesHandler(options: MessagesHandlerOptions): ProxyHan
     logBodies: options.logBodies ?? false,
     generateRequestId: options.generateRequestId ?? generateRequestId,
     telemetry: options.telemetry,
+    recorder: options.recorder,
     ...(checkHeaders === undefined ? {} : { checkBody: checkHeaders.checkBody }),
   };
   const context: HandlerContext = {

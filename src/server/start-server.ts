@@ -29,6 +29,9 @@ import { withOperationalRoutes, type MetricsSource } from './operational-routes.
 import type { Telemetry } from '../telemetry/exchange-telemetry.js';
 import { createGenAiTelemetry, genAiProviderName } from '../telemetry/genai-telemetry.js';
 import type { ProxyHandler } from './types.js';
+import { combineRecorders } from './exchange-recorder.js';
+import { LiveExchanges, type LiveExchangeSource, type LiveView } from './live-view.js';
+import { JournalWriter, type JournalOptions } from './journal-writer.js';
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -105,6 +108,22 @@ export interface ServeOptions {
    * `tpx serve --public-host` / `TPX_PUBLIC_HOSTS`. @default none
    */
   publicHosts?: readonly string[];
+  /**
+   * Append one JSON line per `POST /v1/messages` exchange to files in `journal.dir` (see
+   * `docs/journal.md`): `tpx serve --journal DIR`. Written off the exchanges' path; a journal that
+   * cannot be written is logged once and never fails an exchange. @default no journal
+   */
+  journal?: Omit<JournalOptions, 'logger'>;
+  /**
+   * How many of the latest exchanges `GET /tpx/exchanges` and the `GET /tpx/status` page show (kept in
+   * memory); 0 turns the live view off. `tpx serve --live-exchanges`. @default 200
+   */
+  liveExchanges?: number;
+  /**
+   * Where the live view's exchanges come from, given this process's: with `--workers`, every worker's
+   * (`live-view-cluster.ts`). @default this process's
+   */
+  liveExchangeSource?: (local: LiveExchanges) => LiveExchangeSource;
 }
 
 /** A listening proxy. */
@@ -184,6 +203,13 @@ function checkOptions(options: ServeOptions): void {
       `bodyIdleTimeoutMs must be a number of milliseconds ≥ 0, got ${String(options.bodyIdleTimeoutMs)}`,
     );
   }
+  const { liveExchanges } = options;
+  if (liveExchanges !== undefined && (!Number.isSafeInteger(liveExchanges) || liveExchanges < 0)) {
+    throw new TransportError(
+      'MODEL_ECONFIG',
+      `liveExchanges must be a whole number of exchanges ≥ 0, got ${String(liveExchanges)}`,
+    );
+  }
   if (shutdownGraceMs !== undefined && (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0)) {
     throw new TransportError(
       'MODEL_ECONFIG',
@@ -259,12 +285,35 @@ interface HandlerContext {
   lifecycle: Lifecycle;
   /** The proxy's URL, known once it listens (the loop message names it). */
   own: { url?: string };
+  /** The journal, when on. */
+  journal: JournalWriter | undefined;
+}
+
+const DEFAULT_LIVE_EXCHANGES = 200;
+
+/** The live view of `options`, recording into a ring of its own; `undefined` when it is off. */
+function liveViewOf(options: ServeOptions): { view: LiveView; recorder: LiveExchanges } | undefined {
+  const capacity = options.liveExchanges ?? DEFAULT_LIVE_EXCHANGES;
+  if (capacity === 0) return undefined;
+  const recorder = new LiveExchanges(capacity);
+  const { selection, upstreamPolicy } = options.transport;
+  const upstream: LiveView['upstreams'][number] = {
+    name: selection.provider === 'none' ? 'none' : 'default',
+    provider: selection.provider,
+    breaker: null,
+  };
+  if (upstreamPolicy?.baseUrl !== undefined) upstream.baseUrl = upstreamPolicy.baseUrl;
+  const source = options.liveExchangeSource?.(recorder) ?? recorder;
+  return { view: { source, upstreams: [upstream] }, recorder };
 }
 
 /** The Messages handler with the operational routes in front of it. */
 function buildHandler(options: ServeOptions, context: HandlerContext) {
   const { host, proxyToken, own } = context;
+  const live = liveViewOf(options);
   const messages = createMessagesHandler({
+    recorder: combineRecorders([context.journal, live?.recorder]),
+    liveView: live?.view,
     transport: options.transport,
     proxyToken,
     logger: context.logger,
@@ -420,7 +469,17 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const pingIntervalMs = options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
   const lifecycle = new Lifecycle();
   const own: { url?: string } = {};
-  const handler = buildHandler(options, { host, proxyToken, logger, pingIntervalMs, lifecycle, own });
+  const journal =
+    options.journal === undefined ? undefined : new JournalWriter({ ...options.journal, logger });
+  const handler = buildHandler(options, {
+    host,
+    proxyToken,
+    logger,
+    pingIntervalMs,
+    lifecycle,
+    own,
+    journal,
+  });
   const server = createHttpServer(options, handler, lifecycle, pingIntervalMs);
   await listen(server, options.port ?? DEFAULT_PORT, host);
   const { port } = server.address() as AddressInfo;
@@ -442,7 +501,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     url,
     port,
     close() {
-      closing ??= shutdown(server, options, lifecycle, logger, url);
+      closing ??= shutdown(server, options, lifecycle, logger, url).then(() => journal?.close());
       return closing;
     },
   };

@@ -20,6 +20,7 @@ import { startMetricsServer, type RunningMetricsServer } from './metrics-server.
 import { DRAIN_MESSAGE } from './worker-process.js';
 import type { MetricsSource } from './operational-routes.js';
 import { usableCores } from './usable-cores.js';
+import { LiveExchangeGatherer } from './live-view-cluster.js';
 
 const METRICS_REQUEST = 'tpx:metrics-request';
 const METRICS_RESPONSE = 'tpx:metrics-response';
@@ -82,6 +83,8 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 /** The primary's workers over one run: its methods are the steps of {@link superviseWorkers}. */
 class WorkerFleet {
   readonly aggregator = new AggregatorRegistry();
+  /** Gathers every worker's exchanges for the live view (`live-view-cluster.ts`). */
+  readonly liveExchanges = new LiveExchangeGatherer(() => this.alive.keys());
   /**
    * The workers forked and not yet exited, with when each was forked. Not `cluster.workers`: a worker
    * whose process exits before its channel closes stays listed there until the channel closes, after
@@ -127,6 +130,7 @@ class WorkerFleet {
 
   /** A worker asks for every worker's metrics: prom-client's aggregation, answered over the channel. */
   readonly onMessage = (worker: Worker, message: unknown): void => {
+    if (this.liveExchanges.onMessage(worker, message)) return;
     if (!isMessage(message, METRICS_REQUEST)) return;
     this.aggregator.clusterMetrics().then(
       (body) => worker.send({ type: METRICS_RESPONSE, id: message['id'], body }),

@@ -4,59 +4,13 @@
  * leaves nothing in the checkout.
  */
 import { readFileSync } from 'node:fs';
+import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8')) as {
   packages: Record<string, { dev?: boolean; optional?: boolean; engines?: { node?: string } | string[] }>;
 };
-
-type Version = [number, number, number];
-
-function parseVersion(text: string): Version {
-  const [major = 0, minor = 0, patch = 0] = text
-    .split('.')
-    .map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
-  return [major, minor, patch];
-}
-
-function compare(left: Version, right: Version): number {
-  for (let index = 0; index < 3; index++)
-    if (left[index] !== right[index]) return left[index]! - right[index]!;
-  return 0;
-}
-
-/**
- * Whether `version` satisfies an `engines.node` range, in the forms the lock file holds: `*`, `>=V`,
- * `<=V`, `^V`, a bare `V` (that major, or major.minor), comparators joined by spaces, alternatives by `||`.
- */
-function satisfies(version: Version, range: string): boolean {
-  return range.split('||').some((alternative) =>
-    alternative
-      .trim()
-      .replace(/([<>]=?)\s+/g, '$1')
-      .split(/\s+/)
-      .every((comparator) => {
-        if (comparator === '*' || comparator === '') return true;
-        const match = /^(>=|<=|\^)?v?([\dx.]+)$/.exec(comparator);
-        if (match === null) throw new Error(`unknown engines range ${JSON.stringify(range)}`);
-        const bound = parseVersion(match[2]!);
-        switch (match[1]) {
-          case '>=':
-            return compare(version, bound) >= 0;
-          case '<=':
-            return compare(version, bound) <= 0;
-          case '^':
-            return version[0] === bound[0] && compare(version, bound) >= 0;
-          case undefined:
-          default: {
-            const parts = match[2]!.split('.').filter((part) => /^\d+$/.test(part)).length;
-            return version.slice(0, parts).every((part, index) => part === bound[index]);
-          }
-        }
-      }),
-  );
-}
 
 /**
  * Development packages whose `engines.node` does not apply to what they run: the real Claude Code the
@@ -72,7 +26,7 @@ function refusing(version: string, includeDev: boolean): string[] {
     .filter(([path, entry]) => !(entry.dev === true && NATIVE_PROGRAMS.includes(path)))
     .filter(([, entry]) => {
       const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
-      return range !== undefined && !satisfies(parseVersion(version), range);
+      return range !== undefined && !semver.satisfies(semver.coerce(version)!, range);
     })
     .map(([path, entry]) => `${path} (${(entry.engines as { node: string }).node})`);
 }

@@ -99,10 +99,13 @@ export function startTpxServe(args: string[], env: Record<string, string>): Prom
   });
 }
 
-/** Starts `tpx mock-model --port 0` and resolves with its base URL (including `/v1`) once it listens. */
-export function startTpxMockModel(): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts `tpx mock-model --port 0 args…` and resolves with its base URL (including `/v1`) once it
+ * listens.
+ */
+export function startTpxMockModel(args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'mock-model', '--port', '0'], {
+    const child = spawn(process.execPath, [CLI, 'mock-model', '--port', '0', ...args], {
       env: BASE_ENV,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
