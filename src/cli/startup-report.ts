@@ -9,6 +9,7 @@
 import { TransportError } from '../errors.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { describeModelIds } from '../transport/model-map.js';
+import { describeRoutesSetup } from './describe-routes-setup.js';
 import { adviseOnError, adviseOnReport, endpointPastedAsBase } from './upstream-advice.js';
 
 const TPX_ONLY = [
@@ -70,6 +71,15 @@ export function describeSetup(
     lines.push(`  flags: ${pairs} (each flag sets its variable, overriding the environment)`);
   }
   lines.push(`  provider: ${selection.provider} (${selection.reason})`);
+  const routeLines = describeRoutesSetup(transport);
+  if (routeLines.length > 0) {
+    // With routes each upstream's own line says where, how and with what token.
+    return [
+      ...lines,
+      ...routeLines,
+      ...ignoredSettings(selection.provider, env).map((note) => `  note: ${note}`),
+    ];
+  }
   if (policy?.baseUrl !== undefined) lines.push(`  upstream: ${policy.baseUrl}`);
   if (selection.dialect !== undefined)
     lines.push(`  dialect: ${selection.dialect.name} (${selection.dialect.reason})`);

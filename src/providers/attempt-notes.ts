@@ -16,6 +16,8 @@ export interface AttemptNotes {
   headers?: Readonly<Record<string, string>>;
   /** The model named in the upstream request (after `TPX_MODEL` and model mapping). */
   upstreamModel?: string;
+  /** The named upstream the attempt went to, when routes pick among several (`--config`). */
+  upstream?: string;
 }
 
 /** Records the upstream model on the notes, when there are any. */

@@ -36,6 +36,8 @@ export interface AttemptEnd extends AttemptStart {
   error?: TransportError;
   /** The model named in the upstream request, when the attempt got that far. */
   upstreamModel?: string;
+  /** The named upstream the attempt went to, when routes pick among several (`--config`). */
+  upstream?: string;
   /** From the start of the attempt to its end (for a stream: its last event), in milliseconds. */
   durationMs: number;
 }
@@ -128,6 +130,7 @@ class ObservedAttemptRecord implements ObservedAttempt {
     if (error !== undefined) event.error = error;
     const model = this.notes.upstreamModel ?? this.#fallbackModel;
     if (model !== undefined) event.upstreamModel = model;
+    if (this.notes.upstream !== undefined) event.upstream = this.notes.upstream;
     try {
       this.#observer.onAttemptEnd?.(event);
     } catch {

@@ -19,6 +19,7 @@ import { logExchange, type ExchangeRecord, type UsageRecord } from './logger.js'
 import { passBackHeaders } from './pass-back-headers.js';
 import type { ExchangeTelemetry, ExchangeOutcome, Telemetry } from '../telemetry/exchange-telemetry.js';
 import { parseRequestTarget } from './request-target.js';
+import { addRouteHeaders } from './route-headers.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -174,6 +175,7 @@ export class Exchange {
   responseHeaders(contentType: string): Record<string, string> {
     const headers: Record<string, string> = { 'content-type': contentType, 'request-id': this.requestId };
     if (this.upstream !== undefined) passBackHeaders(this.upstream.headers, headers);
+    addRouteHeaders(this.upstream, headers);
     return headers;
   }
 
@@ -194,6 +196,7 @@ export class Exchange {
   fail(error: unknown): JsonResponse {
     this.answerReady();
     const response = errorResponse(error, this.requestId, this.upstream?.headers);
+    addRouteHeaders(this.upstream, response.headers);
     this.log(response.status, error, { responseBody: response.body });
     return response;
   }

@@ -15,6 +15,8 @@ import type {
 } from '../providers/exchange-types.js';
 import type { TransportObserver } from '../providers/observer.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { RoutesDescription, UpstreamState } from './routes/describe-routes.js';
+import type { RoutesConfig } from './routes/routes-config.js';
 
 export type { CountTokensRequest, Deadlines, ExchangeOptions, ResponseInfo, TokenCount, UpstreamReport };
 
@@ -32,6 +34,8 @@ export interface Selection {
   readonly tokenSource?: { readonly kind: 'static' | 'file' | 'command'; readonly origin: string };
   /** `tpx` only: the wire protocol (`chat` or `responses`) and why (`TPX_WIRE is set`, the dialect's default). */
   readonly wire?: { readonly name: 'chat' | 'responses'; readonly reason: string };
+  /** With routes (the `routes` option, `tpx serve --config`): the upstreams and routes. No secrets. */
+  readonly routes?: RoutesDescription;
 }
 
 /**
@@ -78,6 +82,8 @@ export interface ModelTransport {
   inspectUpstream?(options?: ExchangeOptions): Promise<UpstreamReport>;
   /** How requested models map to upstream models, and the output cap: what `tpx serve` shows at start. */
   readonly upstreamPolicy?: UpstreamPolicy;
+  /** With routes: each upstream's circuit breaker, now (`closed`, `open`, `half-open`). */
+  upstreamStates?(): readonly UpstreamState[];
   /** Closes pooled connections. Exchanges after `close()` fail. */
   close(): Promise<void>;
 }
@@ -164,6 +170,15 @@ export interface TransportOptions extends Partial<Deadlines> {
    * on. @default false
    */
   inspectUpstream?: boolean;
+  /**
+   * Several upstreams behind the `tpx` provider, and the routes that pick one per exchange (see
+   * docs/routes.md): checked when the transport is created (`MODEL_ECONFIG` naming the key at fault).
+   * When given, the credential options and variables are not read: each upstream names its own.
+   * @default undefined (one upstream, from the options and variables above)
+   */
+  routes?: RoutesConfig;
+  /** How configuration errors name where the routes came from, e.g. the file. @default 'the routes option' */
+  routesSource?: string;
   /** Headers added to every upstream request (`tpx serve` sends its hop header for loop detection). */
   upstreamHeaders?: Record<string, string>;
   /** Default retry count. @default 2 */
