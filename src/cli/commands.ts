@@ -79,6 +79,8 @@ Upstream (each flag equals its variable; the flag wins):
   --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
   --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)
   --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
+  --config <file>       several upstreams and the routes between them, with fallback and a breaker
+                        (TPX_CONFIG; see docs/routes.md); the upstream flags above then do not apply
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
 ${OPERATIONS_HELP}
@@ -92,7 +94,7 @@ Message as JSON, or with --stream the text as it arrives.
 
 Options:
   --stream    stream the answer and print text as it arrives
-  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
+  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --config, --timeout …   as for tpx serve
 `,
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,

@@ -12,11 +12,31 @@
  *
  * @module
  */
+import { isTransportError } from '../errors.js';
 import { describeMatch } from '../transport/routes/describe-routes.js';
 import type { ModelTransport } from '../transport/types.js';
+import { describeReport } from './startup-report.js';
+
+/** The single-upstream settings a routes file makes irrelevant. */
+const SINGLE_UPSTREAM = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'TPX_BASE_URL',
+  'TPX_OAUTH_TOKEN',
+  'TPX_OAUTH_TOKEN_FILE',
+  'TPX_OAUTH_TOKEN_COMMAND',
+  'TPX_DIALECT',
+  'TPX_WIRE',
+  'TPX_MODEL',
+  'TPX_MODEL_MAP',
+  'TPX_MAX_TOKENS',
+] as const;
 
 /** The lines, or none for a transport without routes. */
-export function describeRoutesSetup(transport: ModelTransport): string[] {
+export function describeRoutesSetup(
+  transport: ModelTransport,
+  env: Record<string, string | undefined> = {},
+): string[] {
   const routes = transport.selection.routes;
   if (routes === undefined) return [];
   const states = new Map((transport.upstreamStates?.() ?? []).map((state) => [state.name, state]));
@@ -36,5 +56,40 @@ export function describeRoutesSetup(transport: ModelTransport): string[] {
     const then = fallback.length === 0 ? '' : `, then ${fallback.join(', then ')}`;
     lines.push(`    ${index + 1}. ${describeMatch(route.match)} → ${to!}${then}`);
   });
+  const ignored = SINGLE_UPSTREAM.filter((name) => (env[name] ?? '').trim() !== '');
+  if (ignored.length > 0) {
+    lines.push(
+      `  note: ${ignored.join(', ')} ignored: ${routes.source} names the upstreams and their settings`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The start-up check of a proxy with routes: each upstream asked at once; what each serves, or a warning
+ * naming the upstream that did not answer and the key to check. Never a refusal: model servers often
+ * start after the proxy. `undefined` for a transport without routes.
+ */
+export async function probeRoutedUpstreams(
+  transport: ModelTransport,
+  timeoutMs: number,
+): Promise<string[] | undefined> {
+  const routes = transport.selection.routes;
+  if (routes === undefined || transport.inspectUpstreams === undefined) return undefined;
+  const lines: string[] = [];
+  for (const inspection of await transport.inspectUpstreams({ timeoutMs, maxRetries: 0 })) {
+    if ('report' in inspection) {
+      lines.push(
+        `  upstream ${inspection.name}:`,
+        ...describeReport(inspection.report).map((line) => `  ${line}`),
+      );
+      continue;
+    }
+    const problem = isTransportError(inspection.error) ? inspection.error.message : String(inspection.error);
+    lines.push(
+      `warning: the upstream ${inspection.name} (${inspection.baseUrl}) did not answer the start-up check: ${problem}`,
+      `  fix: start it, or correct upstreams.${inspection.name}.baseUrl or its token in ${routes.source}; requests fall back past it meanwhile where a route allows`,
+    );
+  }
   return lines;
 }

@@ -22,6 +22,7 @@ import { createTransport } from '../transport/create-transport.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { EXIT_EXCHANGE_ERROR, EXIT_OK, EXIT_USAGE, type CliIo } from './output.js';
 import { describeError, parse } from './parse-flags.js';
+import { checkRoutedUpstreams } from './doctor-routes.js';
 import { PROXY_FLAGS, createCliTransport, readProxySettings } from './proxy-settings.js';
 import { describeReport, describeSetup } from './startup-report.js';
 import {
@@ -45,6 +46,7 @@ Options:
   --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
                    (with --wire responses the chat check posts to {base}/responses)
                    (a local server without auth accepts any token, e.g. --token local)
+  --config <file>  a routes file (docs/routes.md): every upstream in it is checked, each failing one named
   --probe          accepted for scripts written for older versions; the chat check always runs
 `;
 
@@ -208,6 +210,10 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
   }
   try {
     io.stdout(`configuration:\n${describeSetup(transport, settings.env, settings.flagsGiven).join('\n')}\n`);
+    if (transport.selection.routes !== undefined) {
+      const requested = typeof values['model'] === 'string' ? values['model'] : DEFAULT_CHECK_MODEL;
+      return await checkRoutedUpstreams(transport, settings.transportOptions, requested, io);
+    }
     if (transport.provider === 'none') {
       const advice = adviseOnError(new TransportError('MODEL_EAUTH', 'no credentials'), transport);
       return fail(io, 'upstream', transport.selection.reason, advice.fix);

@@ -25,6 +25,7 @@ import { createUpstreamCatalog, type UpstreamCatalog } from './upstream-catalog.
 import { selectProvider, type ResolvedConfig } from './select-provider.js';
 import { createRouter, upstreamSelection, type Router } from './routes/create-router.js';
 import { describeRoutes, upstreamStates } from './routes/describe-routes.js';
+import { inspectUpstreams } from './routes/inspect-upstreams.js';
 import { resolveRoutesConfig, type ResolvedRoutes } from './routes/routes-config.js';
 import type {
   CountTokensRequest,
@@ -211,7 +212,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       request: MessagesRequestInput,
       exchangeOptions?: ExchangeOptions,
     ): AsyncIterable<MessageStreamEvent> => eventsOf(streamBatches(request, exchangeOptions)),
-    ...(router === undefined ? {} : { upstreamStates: () => upstreamStates(router) }),
+    ...(router === undefined
+      ? {}
+      : {
+          upstreamStates: () => upstreamStates(router),
+          inspectUpstreams: (exchangeOptions?: ExchangeOptions) =>
+            inspectUpstreams(core.runner, router, exchangeOptions),
+        }),
     [STREAM_BATCHES]: streamBatches,
     close: () => core.runner.close(),
   });

@@ -82,11 +82,21 @@ export interface ModelTransport {
   inspectUpstream?(options?: ExchangeOptions): Promise<UpstreamReport>;
   /** How requested models map to upstream models, and the output cap: what `tpx serve` shows at start. */
   readonly upstreamPolicy?: UpstreamPolicy;
+  /**
+   * With routes: asks every upstream what it serves, at once; each one's report, or the error that kept
+   * it from answering (never a rejection of the whole).
+   */
+  inspectUpstreams?(options?: ExchangeOptions): Promise<readonly UpstreamInspection[]>;
   /** With routes: each upstream's circuit breaker, now (`closed`, `open`, `half-open`). */
   upstreamStates?(): readonly UpstreamState[];
   /** Closes pooled connections. Exchanges after `close()` fail. */
   close(): Promise<void>;
 }
+
+/** One upstream's answer to `inspectUpstreams`. */
+export type UpstreamInspection =
+  | { readonly name: string; readonly baseUrl: string; readonly report: UpstreamReport }
+  | { readonly name: string; readonly baseUrl: string; readonly error: unknown };
 
 /** The model mapping and output cap a transport applies, for display. */
 export interface UpstreamPolicy {

@@ -42,7 +42,8 @@ export interface UpstreamState extends BreakerSnapshot {
   readonly name: string;
 }
 
-function shownUrl(value: string): string {
+/** A URL as it may be shown: without a user name or password. */
+export function shownUrl(value: string): string {
   const url = new URL(value);
   url.username = '';
   url.password = '';
