@@ -188,6 +188,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   // Without metrics or OTEL_*, no telemetry at all (not even the OpenTelemetry API's no-op spans).
   serveOptions.telemetry = observability.telemetry ?? false;
   if (observability.metrics !== undefined) serveOptions.metrics = observability.metrics;
+  const upstreamStates = transport.upstreamStates?.bind(transport);
+  if (upstreamStates !== undefined) observability.proxyMetrics?.watchUpstreams(upstreamStates);
   if (operations.pingIntervalMs !== undefined) serveOptions.pingIntervalMs = operations.pingIntervalMs;
   if (operations.drainDelayMs !== undefined) serveOptions.drainDelayMs = operations.drainDelayMs;
   if (operations.shutdownGraceMs !== undefined) serveOptions.shutdownGraceMs = operations.shutdownGraceMs;

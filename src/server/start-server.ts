@@ -282,10 +282,12 @@ function buildHandler(options: ServeOptions, context: HandlerContext) {
       ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
     },
   });
+  const upstreamStates = options.transport.upstreamStates?.bind(options.transport);
   return withOperationalRoutes(messages, {
     isReady: () => !context.lifecycle.isDraining,
     metrics: options.metrics,
     proxyToken,
+    readyDetail: upstreamStates === undefined ? undefined : () => ({ upstreams: upstreamStates() }),
   });
 }
 

@@ -7,7 +7,8 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockModel, type MockModelServer } from '../../src/mock-model/mock-model.js';
 import type { MockReply } from '../../src/mock-model/script.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
+import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start-server.js';
+import { createProxyMetrics } from '../../src/telemetry/metrics.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { RoutesConfig } from '../../src/transport/routes/routes-config.js';
 import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';
@@ -41,9 +42,10 @@ function upstreamEntry(name: string, url: string, extra: Record<string, unknown>
 async function proxy(
   routes: RoutesConfig,
   options: TransportOptions = {},
+  serve: Omit<ServeOptions, 'transport'> = {},
 ): Promise<{ url: string; transport: ModelTransport; server: RunningServer }> {
   const transport = createTransport({ env: {}, routes, ...options });
-  const server = await startServer({ transport, port: 0, logger: captureLogs().logger });
+  const server = await startServer({ transport, port: 0, logger: captureLogs().logger, ...serve });
   closers.push(async () => {
     await server.close();
     await transport.close();
@@ -295,5 +297,42 @@ describe('a circuit breaker per upstream', () => {
     expect(skipped.status).toBe(503);
     expect(skipped.headers.get('retry-after')).toBe('60');
     expect(JSON.stringify(skipped.body)).toContain('cooling down');
+  });
+});
+
+describe('what ran is visible to operators', () => {
+  it('counts attempts per upstream, shows each breaker in metrics and in /readyz', async () => {
+    const local = await upstream('local', [{ error: { status: 503 } }]);
+    const cloud = await upstream('cloud');
+    const metrics = createProxyMetrics({ provider: 'tpx', collectProcessMetrics: false });
+    const { url, transport } = await proxy(
+      {
+        upstreams: { local: upstreamEntry('local', local.url), cloud: upstreamEntry('cloud', cloud.url) },
+        routes: [{ to: 'local:small', fallback: ['cloud:big'] }],
+        breaker: { failures: 1, coolDownMs: 60_000 },
+      },
+      {},
+      {
+        telemetry: metrics,
+        metrics: { contentType: metrics.registry.contentType, render: () => metrics.registry.metrics() },
+      },
+    );
+    metrics.watchUpstreams(() => transport.upstreamStates!());
+    expect((await ask(url, { model: 'claude-sonnet-4-5' })).headers.get('x-tpx-upstream')).toBe('cloud');
+
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).toContain('tpx_upstream_attempts_total{provider="tpx",status="503",upstream="local"} 1');
+    expect(text).toContain('tpx_upstream_attempts_total{provider="tpx",status="200",upstream="cloud"} 1');
+    expect(text).toContain('tpx_upstream_breaker_state{upstream="local",state="open"} 1');
+    expect(text).toContain('tpx_upstream_breaker_state{upstream="cloud",state="closed"} 1');
+
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    const body = (await ready.json()) as { ready: boolean; upstreams: { name: string; state: string }[] };
+    expect(body.ready).toBe(true);
+    expect(body.upstreams.map(({ name, state }) => [name, state])).toEqual([
+      ['local', 'open'],
+      ['cloud', 'closed'],
+    ]);
   });
 });
