@@ -12,6 +12,7 @@ import { createProxyMetrics } from '../../src/telemetry/metrics.js';
 import { createTransport } from '../../src/transport/create-transport.js';
 import type { RoutesConfig } from '../../src/transport/routes/routes-config.js';
 import type { ModelTransport, TransportOptions } from '../../src/transport/types.js';
+import { startScriptedServer, step } from '../helpers/scripted-server.js';
 import { captureLogs } from './serve-support.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -334,5 +335,79 @@ describe('what ran is visible to operators', () => {
       ['local', 'open'],
       ['cloud', 'closed'],
     ]);
+  });
+});
+
+describe('conversations that cross upstreams', () => {
+  it('never sends one upstream the encrypted reasoning another made, and restores it for its maker', async () => {
+    const reasoning = {
+      type: 'reasoning',
+      id: 'rs_a',
+      summary: [{ type: 'summary_text', text: 'Use the tool.' }],
+      encrypted_content: 'gAAAA-made-by-a',
+    };
+    const call = {
+      type: 'function_call',
+      id: 'fc_1',
+      call_id: 'call_9',
+      name: 'get_weather',
+      arguments: '{}',
+    };
+    const done = (id: string) =>
+      step.json({
+        id,
+        object: 'response',
+        status: 'completed',
+        output: [{ type: 'message', content: [{ type: 'output_text', text: 'Cold.' }] }],
+      });
+    const a = await startScriptedServer([
+      step.json({ id: 'resp_1', object: 'response', status: 'completed', output: [reasoning, call] }),
+      done('resp_3'),
+    ]);
+    const b = await startScriptedServer([done('resp_2')]);
+    closers.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const responses = (url: string, name: string) => ({
+      ...upstreamEntry(name, `${url}/v1`),
+      wire: 'responses' as const,
+    });
+    const { url } = await proxy({
+      upstreams: { a: responses(a.url, 'a'), b: responses(b.url, 'b') },
+      routes: [{ match: { model: '*haiku*' }, to: 'a:model-a' }, { to: 'b:model-b' }],
+    });
+    const tools = [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }];
+    const first = await ask(url, {
+      model: 'claude-haiku-4-5',
+      tools,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      max_tokens: 2048,
+    });
+    const content = first.body['content'] as { type: string; signature?: string }[];
+    expect(content[0]?.signature).toMatch(/^tpxu1\.a\.tpxr1\./);
+    const conversation = [
+      { role: 'user', content: 'Hello' },
+      { role: 'assistant', content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_9', content: '-3 C' }] },
+    ];
+
+    const second = await ask(url, { model: 'claude-sonnet-4-5', tools, messages: conversation });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-tpx-upstream')).toBe('b');
+    expect(b.requests[0]!.bodyText).not.toContain('gAAAA-made-by-a');
+    // The tool call and its result stay paired on the other upstream.
+    expect((b.requests[0]!.json as { input: { type: string; call_id?: string }[] }).input).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'function_call', call_id: 'call_9' }),
+        expect.objectContaining({ type: 'function_call_output', call_id: 'call_9' }),
+      ]),
+    );
+
+    const third = await ask(url, { model: 'claude-haiku-4-5', tools, messages: conversation });
+    expect(third.headers.get('x-tpx-upstream')).toBe('a');
+    expect((a.requests[1]!.json as { input: unknown[] }).input).toContainEqual(
+      expect.objectContaining({ type: 'reasoning', id: 'rs_a', encrypted_content: 'gAAAA-made-by-a' }),
+    );
   });
 });

@@ -13,6 +13,7 @@ import type { ShapedRequest } from '../shape-request.js';
 import type { ExchangeOptions } from '../types.js';
 import type { RoutedTarget, Router } from './create-router.js';
 import { RouteCursor } from './route-cursor.js';
+import { markEvents, markMessage, requestFor } from './signature-origin.js';
 
 /** What one attempt sends: the target and the request shaped for it. */
 interface Sending {
@@ -57,7 +58,8 @@ class RoutedExchange {
   async begin(request: MessagesRequest, context: AttemptContext): Promise<Sending> {
     const target = this.cursor.begin(context.notes);
     try {
-      const shaped = await target.shaper.shape(request);
+      // Reasoning another upstream made is not sent here: it would be refused (`signature-origin.ts`).
+      const shaped = await target.shaper.shape(requestFor(request, target.upstream.name));
       this.#latest = { target, shaped };
       return this.#latest;
     } catch (error) {
@@ -84,7 +86,7 @@ export async function sendRouted(
       try {
         const answer = await target.upstream.provider.send(shaped.request, exchange.options, context, report);
         exchange.cursor.settle();
-        return answer;
+        return markMessage(answer, target.upstream.name);
       } catch (error) {
         exchange.cursor.settle(error);
         throw error;
@@ -113,6 +115,7 @@ async function* streamAttempt(
       report,
     )) {
       exchange.cursor.settle();
+      markEvents(batch, target.upstream.name);
       yield batch;
     }
   } catch (error) {

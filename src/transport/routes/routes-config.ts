@@ -80,7 +80,7 @@ const RouteSchema = Type.Object(
 
 const RoutesConfigSchema = Type.Object(
   {
-    upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]+$' }), UpstreamSchema),
+    upstreams: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), UpstreamSchema),
     routes: Type.Array(RouteSchema, { minItems: 1 }),
     breaker: Type.Optional(
       Type.Object({ failures: Type.Optional(Count(1)), coolDownMs: Type.Optional(Count(1)) }, Strict),
