@@ -123,6 +123,7 @@ function createRoutedCore(
     catalogOf: (provider) =>
       options.inspectUpstream === true ? upstreamCatalog(provider, runner) : undefined,
     countText: loadTokenCounter,
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const main = router.catchAll[0]!;
   return {

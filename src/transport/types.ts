@@ -199,6 +199,8 @@ export interface TransportOptions extends Partial<Deadlines> {
   random?: () => number;
   /** Injection point for tests: sleeps between retries. @default a timer honouring the abort signal */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Injection point for tests: the clock of the routes' circuit breakers, in ms. @default Date.now */
+  now?: () => number;
   /** Injection point for tests: fresh ids for generated message and tool ids. @default crypto-random */
   generateId?: () => string;
   /** Sees token refreshes (metrics); see `providers/observer.ts`. @default undefined */
