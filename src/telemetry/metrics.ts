@@ -151,7 +151,7 @@ class ExchangeMetrics {
     });
     this.attempts = new Counter({
       name: 'tpx_upstream_attempts_total',
-      help: 'Upstream attempts, by the status the upstream answered (error: none came back) and, with routes, the upstream.',
+      help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
       labelNames: ['provider', 'status', 'upstream'],
       registers,
     });
