@@ -147,16 +147,17 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   const { deferredTransportObserver, readOperations, serveWithWorkers, startObservability, warmUp } =
     await import('./serve-operations.js');
   const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
+  // Each upstream flag means what its variable means (and wins over it): --wire is TPX_WIRE.
+  const settings = readProxySettings(values, io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(
       operations,
       typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
       io,
+      { ...settings.transportOptions, env: settings.env },
     );
   }
   const observer = deferredTransportObserver();
-  // Each upstream flag means what its variable means (and wins over it): --wire is TPX_WIRE.
-  const settings = readProxySettings(values, io.env);
   const env = settings.env;
   const instanceId = createInstanceId();
   const transport = createCliTransport(
