@@ -15,7 +15,15 @@ export type {
   ResponseInfo,
   Selection,
   TransportOptions,
+  UpstreamInspection,
 } from './transport/types.js';
+export type { RoutesConfig, RouteMatch } from './transport/routes/routes-config.js';
+export type {
+  RouteDescription,
+  RoutesDescription,
+  UpstreamDescription,
+  UpstreamState,
+} from './transport/routes/describe-routes.js';
 export type {
   AttemptEnd,
   AttemptStart,
