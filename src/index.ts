@@ -16,7 +16,15 @@ export type {
   RetryInfo,
   Selection,
   TransportOptions,
+  UpstreamInspection,
 } from './transport/types.js';
+export type { RoutesConfig, RouteMatch } from './transport/routes/routes-config.js';
+export type {
+  RouteDescription,
+  RoutesDescription,
+  UpstreamDescription,
+  UpstreamState,
+} from './transport/routes/describe-routes.js';
 export type {
   AttemptEnd,
   AttemptStart,

@@ -88,6 +88,8 @@ Upstream (each flag equals its variable; the flag wins):
   --first-byte-timeout <duration>   until the upstream's response headers (TPX_FIRST_BYTE_TIMEOUT)
   --idle-timeout <duration>         longest silence inside a response (TPX_IDLE_TIMEOUT)
   --max-retries <n>     retries before anything reached the client (TPX_MAX_RETRIES)
+  --config <file>       several upstreams and the routes between them, with fallback and a breaker
+                        (TPX_CONFIG; see docs/routes.md); the upstream flags above then do not apply
   --log-level <level>   debug, info, warn, error, silent (TPX_LOG_LEVEL); lines are human-readable on a
                         terminal, JSON otherwise
 ${OPERATIONS_HELP}${JOURNAL_HELP}
@@ -101,7 +103,7 @@ Message as JSON, or with --stream the text as it arrives.
 
 Options:
   --stream    stream the answer and print text as it arrives
-  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
+  --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --config, --timeout …   as for tpx serve
 `,
   doctor: DOCTOR_HELP,
   claude: CLAUDE_HELP,
@@ -160,16 +162,17 @@ async function serve(args: string[], io: CliIo): Promise<number> {
     await import('./serve-operations.js');
   const operations = readOperations(values as Parameters<typeof readOperations>[0], io.env);
   const journalFlags = readJournalFlags(values, io.env);
+  // Each upstream flag means what its variable means (and wins over it): --wire is TPX_WIRE.
+  const settings = readProxySettings(values, io.env);
   if (operations.workers > 1 && !isWorkerProcess()) {
     return serveWithWorkers(
       operations,
       typeof values['host'] === 'string' ? values['host'] : '127.0.0.1',
       io,
+      { ...settings.transportOptions, env: settings.env },
     );
   }
   const observer = deferredTransportObserver();
-  // Each upstream flag means what its variable means (and wins over it): --wire is TPX_WIRE.
-  const settings = readProxySettings(values, io.env);
   const env = settings.env;
   const instanceId = createInstanceId();
   const transport = createCliTransport(
@@ -204,6 +207,8 @@ async function serve(args: string[], io: CliIo): Promise<number> {
   // Without metrics or OTEL_*, no telemetry at all (not even the OpenTelemetry API's no-op spans).
   serveOptions.telemetry = observability.telemetry ?? false;
   if (observability.metrics !== undefined) serveOptions.metrics = observability.metrics;
+  const upstreamStates = transport.upstreamStates?.bind(transport);
+  if (upstreamStates !== undefined) observability.proxyMetrics?.watchUpstreams(upstreamStates);
   if (operations.pingIntervalMs !== undefined) serveOptions.pingIntervalMs = operations.pingIntervalMs;
   if (operations.drainDelayMs !== undefined) serveOptions.drainDelayMs = operations.drainDelayMs;
   if (operations.shutdownGraceMs !== undefined) serveOptions.shutdownGraceMs = operations.shutdownGraceMs;

@@ -33,6 +33,7 @@ import {
   statedWindow,
 } from './context-fit.js';
 import { describeError, parse } from './parse-flags.js';
+import { checkRoutedUpstreams } from './doctor-routes.js';
 import { PROXY_FLAGS, createCliTransport, readProxySettings, type ProxySettings } from './proxy-settings.js';
 import { describeModelIds } from '../transport/model-map.js';
 import { describeReport, describeSetup } from './startup-report.js';
@@ -58,6 +59,7 @@ Options:
   --base-url, --token, --dialect, --wire, --model-map, --max-tokens, --timeout …   as for tpx serve
                    (with --wire responses the chat check posts to {base}/responses)
                    (a local server without auth accepts any token, e.g. --token local)
+  --config <file>  a routes file (docs/routes.md): every upstream in it is checked, each failing one named
   --probe          accepted for scripts written for older versions; the chat check always runs
 `;
 
@@ -310,6 +312,10 @@ export async function runDoctor(args: string[], io: CliIo): Promise<number> {
   }
   try {
     io.stdout(`configuration:\n${describeSetup(transport, settings.env, settings.flagsGiven).join('\n')}\n`);
+    if (transport.selection.routes !== undefined) {
+      const requested = typeof values['model'] === 'string' ? values['model'] : DEFAULT_CHECK_MODEL;
+      return await checkRoutedUpstreams(transport, settings.transportOptions, requested, io);
+    }
     if (transport.provider === 'none') {
       const advice = adviseOnError(new TransportError('MODEL_EAUTH', 'no credentials'), transport);
       return fail(io, 'upstream', transport.selection.reason, advice.fix);

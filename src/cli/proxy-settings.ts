@@ -18,6 +18,7 @@
  * | `--idle-timeout`        | `TPX_IDLE_TIMEOUT`       | longest silence inside a response |
  * | `--max-retries`         | `TPX_MAX_RETRIES`        | retries before anything reached the client |
  * | `--log-level`           | `TPX_LOG_LEVEL`          | `debug`, `info`, `warn`, `error`, `silent` |
+ * | `--config`              | `TPX_CONFIG`             | a routes file: several upstreams and the routes between them (docs/routes.md) |
  *
  * @module
  */
@@ -26,6 +27,7 @@ import { HOP_HEADER } from '../server/loop-guard.js';
 import { createTransport } from '../transport/create-transport.js';
 import { parseModelMap } from '../transport/model-map.js';
 import type { ModelTransport, TransportOptions } from '../transport/types.js';
+import { readConfigFile } from './config-file.js';
 import { UsageError } from './output.js';
 
 /** The `parseArgs` spec of the shared flags. */
@@ -43,6 +45,7 @@ export const PROXY_FLAGS = {
   'idle-timeout': { type: 'string' },
   'max-retries': { type: 'string' },
   'log-level': { type: 'string' },
+  config: { type: 'string' },
 } as const;
 
 /** The flags that stand for an environment variable of the transport, verbatim. */
@@ -55,6 +58,7 @@ const FLAG_VARIABLES: Readonly<Record<string, string>> = {
   'max-tokens': 'TPX_MAX_TOKENS',
   'drop-beta': 'TPX_DROP_BETAS',
   'text-tool-calls': 'TPX_TEXT_TOOL_CALLS',
+  config: 'TPX_CONFIG',
 };
 
 /**
@@ -218,6 +222,13 @@ export function readProxySettings(
       retriesFlag === undefined ? 'TPX_MAX_RETRIES' : '--max-retries',
       0,
     );
+  }
+  const configPath = env['TPX_CONFIG'];
+  if (configPath !== undefined && configPath.trim() !== '') {
+    const origin = stringValue(values, 'config') === undefined ? 'TPX_CONFIG' : '--config';
+    const file = readConfigFile(configPath.trim(), origin);
+    transportOptions.routes = file.routes as NonNullable<TransportOptions['routes']>;
+    transportOptions.routesSource = file.source;
   }
   const levelFlag = stringValue(values, 'log-level');
   const levelText = (levelFlag ?? env['TPX_LOG_LEVEL'])?.trim().toLowerCase();

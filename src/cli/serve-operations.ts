@@ -24,7 +24,7 @@ import { parseWorkerCount, superviseWorkers, workerMetricsSource } from '../serv
 import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { TokenRefresh, TransportObserver } from '../providers/observer.js';
-import type { Selection } from '../transport/types.js';
+import type { Selection, TransportOptions } from '../transport/types.js';
 import type { CliIo } from './output.js';
 
 /** What the operational flags and variables ask for. */
@@ -170,8 +170,13 @@ export async function startObservability(options: {
  * `tpx serve --workers N` in the primary process: checks the configuration once (a worker would fail
  * the same way), then runs the workers until SIGTERM/SIGINT (see `server/workers.ts`).
  */
-export async function serveWithWorkers(operations: Operations, host: string, io: CliIo): Promise<number> {
-  const transport = createTransport({ env: io.env });
+export async function serveWithWorkers(
+  operations: Operations,
+  host: string,
+  io: CliIo,
+  transportOptions: TransportOptions = { env: io.env },
+): Promise<number> {
+  const transport = createTransport(transportOptions);
   const { selection } = transport;
   await transport.close();
   return superviseWorkers({

@@ -10,6 +10,7 @@ import { TransportError } from '../errors.js';
 import type { ModelTransport, UpstreamReport } from '../transport/types.js';
 import { describeModelIds } from '../transport/model-map.js';
 import { SERVER_NAMES } from './context-fit.js';
+import { describeRoutesSetup, probeRoutedUpstreams } from './describe-routes-setup.js';
 import { adviseOnError, adviseOnReport, endpointPastedAsBase } from './upstream-advice.js';
 
 const TPX_ONLY = [
@@ -71,6 +72,9 @@ export function describeSetup(
     lines.push(`  flags: ${pairs} (each flag sets its variable, overriding the environment)`);
   }
   lines.push(`  provider: ${selection.provider} (${selection.reason})`);
+  const routeLines = describeRoutesSetup(transport, env);
+  // With routes each upstream's own line says where, how and with what token.
+  if (routeLines.length > 0) return [...lines, ...routeLines];
   if (policy?.baseUrl !== undefined) lines.push(`  upstream: ${policy.baseUrl}`);
   if (selection.dialect !== undefined)
     lines.push(`  dialect: ${selection.dialect.name} (${selection.dialect.reason})`);
@@ -149,6 +153,8 @@ async function probeLines(
       `  fix: ${adviseOnError(new TransportError('MODEL_EAUTH', 'no credentials'), transport).fix}`,
     ];
   }
+  const routed = await probeRoutedUpstreams(transport, PROBE_TIMEOUT_MS);
+  if (routed !== undefined) return routed;
   const pasted = endpointPastedAsBase(transport);
   if (pasted !== undefined) return [`warning: ${pasted.problem}`, `  fix: ${pasted.fix}`];
   if (transport.inspectUpstream === undefined) return [];

@@ -21,6 +21,8 @@ export interface AttemptNotes {
   repairs?: ToolRepair[];
   /** Sees each request body the attempt sends, as sent (present when the observer asks for bodies). */
   sendsBody?: (body: string) => void;
+  /** The named upstream the attempt went to, when routes pick among several (`--config`). */
+  upstream?: string;
 }
 
 /**

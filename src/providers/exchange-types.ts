@@ -71,6 +71,8 @@ export interface ResponseInfo {
   upstreamModel?: string;
   /** The `max_tokens` sent upstream, when an output cap lowered it. */
   upstreamMaxTokens?: number;
+  /** The named upstream that answered, when routes pick among several (`--config`). */
+  upstream?: string;
 }
 
 /** What the upstream says about itself: its model list and context window (see `inspectUpstream`). */

@@ -39,6 +39,8 @@ export interface AttemptEnd extends AttemptStart {
   upstreamModel?: string;
   /** The answer's tool calls that were repaired, fitted to their schema or read from text. */
   repairs?: readonly ToolRepair[];
+  /** The named upstream the attempt went to, when routes pick among several (`--config`). */
+  upstream?: string;
   /** From the start of the attempt to its end (for a stream: its last event), in milliseconds. */
   durationMs: number;
 }
@@ -140,6 +142,7 @@ class ObservedAttemptRecord implements ObservedAttempt {
     const model = this.notes.upstreamModel ?? this.#fallbackModel;
     if (model !== undefined) event.upstreamModel = model;
     if (this.notes.repairs !== undefined) event.repairs = this.notes.repairs;
+    if (this.notes.upstream !== undefined) event.upstream = this.notes.upstream;
     try {
       this.#observer.onAttemptEnd?.(event);
     } catch {

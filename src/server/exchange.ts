@@ -27,6 +27,7 @@ import type {
 import { parseRequestTarget } from './request-target.js';
 import type { StreamTranscript } from './stream-transcript.js';
 import type { ExchangeObserver } from '../providers/observer.js';
+import { addRouteHeaders } from './route-headers.js';
 import type { InboundRequest, JsonResponse } from './types.js';
 
 /** The only client headers the transport is given. Credentials (`x-api-key`, `authorization`) never are. */
@@ -220,6 +221,7 @@ export class Exchange {
   responseHeaders(contentType: string): Record<string, string> {
     const headers: Record<string, string> = { 'content-type': contentType, 'request-id': this.requestId };
     if (this.upstream !== undefined) passBackHeaders(this.upstream.headers, headers);
+    addRouteHeaders(this.upstream, headers);
     return headers;
   }
 
@@ -240,6 +242,7 @@ export class Exchange {
   fail(error: unknown): JsonResponse {
     this.answerReady();
     const response = errorResponse(error, this.requestId, this.upstream?.headers);
+    addRouteHeaders(this.upstream, response.headers);
     this.log(response.status, error, { responseBody: response.body });
     return response;
   }
@@ -288,6 +291,7 @@ export class Exchange {
     if (this.isStream !== undefined) record.stream = this.isStream;
     if (this.upstream !== undefined) record.attempts = this.upstream.attempts;
     if (this.upstream?.upstreamModel !== undefined) record.upstreamModel = this.upstream.upstreamModel;
+    if (this.upstream?.upstream !== undefined) record.upstream = this.upstream.upstream;
     if (this.upstream?.upstreamMaxTokens !== undefined)
       record.upstreamMaxTokens = this.upstream.upstreamMaxTokens;
     if (this.usage !== undefined) record.usage = this.usage;

@@ -17,6 +17,8 @@ export type UsageRecord = ExchangeUsage;
 export interface ExchangeRecord extends ExchangeSummary {
   /** The model sent upstream, when the model mapping changed it. */
   upstreamModel?: string;
+  /** The upstream a route chose (`tpx serve --config`). */
+  upstream?: string;
   /** The `max_tokens` sent upstream, when an output cap lowered it. */
   upstreamMaxTokens?: number;
   /** Upstream attempts (1 = no retry); absent when nothing was sent upstream. */

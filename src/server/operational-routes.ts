@@ -3,7 +3,7 @@
  *
  * | route | answer |
  * |-------|--------|
- * | `GET /readyz` | `200 {"ready":true}`, or `503 {"ready":false,…}` once the proxy is draining (no token needed) |
+ * | `GET /readyz` | `200 {"ready":true}`, or `503 {"ready":false,…}` once the proxy is draining (no token needed); with routes, each upstream's breaker too (`"upstreams":[{"name":"local","state":"closed",…}]`) |
  * | `GET /metrics` | the Prometheus text exposition, when metrics are served on this port; needs the proxy token when one is set |
  *
  * `/healthz` (liveness) stays the Messages handler's: it answers 200 for as long as the process serves,
@@ -32,6 +32,11 @@ export interface OperationalRoutesOptions {
   metrics?: MetricsSource | undefined;
   /** When set, `/metrics` requires it (as the Messages routes do). */
   proxyToken?: string | undefined;
+  /**
+   * More for `/readyz` to tell (each upstream's breaker, with routes). An open breaker does not make the
+   * proxy unready: it still answers, and the next probe needs requests to reach it.
+   */
+  readyDetail?: (() => Record<string, unknown>) | undefined;
 }
 
 function plain(status: number, contentType: string, body: string): JsonResponse {
@@ -57,9 +62,13 @@ export function withOperationalRoutes(
     const { url, method } = request;
     const isRead = method === 'GET' || method === 'HEAD';
     if (isRead && (url === '/readyz' || url.startsWith('/readyz?'))) {
-      return options.isReady()
-        ? plain(200, 'application/json', READY)
-        : plain(503, 'application/json', DRAINING);
+      const ready = options.isReady();
+      const detail = options.readyDetail?.();
+      if (detail === undefined) {
+        return ready ? plain(200, 'application/json', READY) : plain(503, 'application/json', DRAINING);
+      }
+      const body = { ...JSON.parse(ready ? READY : DRAINING), ...detail } as Record<string, unknown>;
+      return plain(ready ? 200 : 503, 'application/json', JSON.stringify(body));
     }
     if (metrics !== undefined && isRead && (url === '/metrics' || url.startsWith('/metrics?'))) {
       if (!isAuthorised(request.headers)) {

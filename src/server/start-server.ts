@@ -296,14 +296,32 @@ function liveViewOf(options: ServeOptions): { view: LiveView; recorder: LiveExch
   const capacity = options.liveExchanges ?? DEFAULT_LIVE_EXCHANGES;
   if (capacity === 0) return undefined;
   const recorder = new LiveExchanges(capacity);
-  const { selection, upstreamPolicy } = options.transport;
+  const { transport } = options;
+  const { selection, upstreamPolicy } = transport;
+  const source = options.liveExchangeSource?.(recorder) ?? recorder;
+  const routes = selection.routes;
+  if (routes !== undefined) {
+    // With routes: every upstream, its breaker as it stands when the view is asked.
+    const view: LiveView = {
+      source,
+      get upstreams() {
+        const states = transport.upstreamStates?.() ?? [];
+        return routes.upstreams.map((described) => ({
+          name: described.name,
+          provider: 'tpx',
+          baseUrl: described.baseUrl,
+          breaker: states.find((state) => state.name === described.name)?.state ?? null,
+        }));
+      },
+    };
+    return { view, recorder };
+  }
   const upstream: LiveView['upstreams'][number] = {
     name: selection.provider === 'none' ? 'none' : 'default',
     provider: selection.provider,
     breaker: null,
   };
   if (upstreamPolicy?.baseUrl !== undefined) upstream.baseUrl = upstreamPolicy.baseUrl;
-  const source = options.liveExchangeSource?.(recorder) ?? recorder;
   return { view: { source, upstreams: [upstream] }, recorder };
 }
 
@@ -331,10 +349,12 @@ function buildHandler(options: ServeOptions, context: HandlerContext) {
       ...(options.publicHosts === undefined ? {} : { publicHosts: options.publicHosts }),
     },
   });
+  const upstreamStates = options.transport.upstreamStates?.bind(options.transport);
   return withOperationalRoutes(messages, {
     isReady: () => !context.lifecycle.isDraining,
     metrics: options.metrics,
     proxyToken,
+    readyDetail: upstreamStates === undefined ? undefined : () => ({ upstreams: upstreamStates() }),
   });
 }
 

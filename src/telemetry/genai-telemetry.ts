@@ -169,6 +169,8 @@ class TracedExchange implements ExchangeTelemetry, ExchangeObserver {
     this.#attempts.delete(attempt.number);
     if (attempt.upstreamModel !== undefined) span.setAttribute('gen_ai.request.model', attempt.upstreamModel);
     if (attempt.status !== undefined) span.setAttribute('http.response.status_code', attempt.status);
+    // With routes: which named upstream the attempt went to (fallbacks show as attempts on another).
+    if (attempt.upstream !== undefined) span.setAttribute('tpx.upstream', attempt.upstream);
     if (attempt.error !== undefined) {
       span.setAttribute('error.type', attempt.error.code);
       span.setStatus({ code: SpanStatusCode.ERROR, message: attempt.error.message });

@@ -9,7 +9,8 @@
  * | `tpx_exchange_duration_seconds` | histogram | `route`, `provider`, `stream` |
  * | `tpx_time_to_first_byte_seconds` | histogram | `route`, `provider`, `stream` |
  * | `tpx_tokens_total` | counter | `provider`, `model`, `type` (`input`, `output`, `cache_creation`, `cache_read`) |
- * | `tpx_upstream_attempts_total` | counter | `provider`, `status` (`error` when none came back) |
+ * | `tpx_upstream_attempts_total` | counter | `provider`, `status` (`error` when none came back), `upstream` (with routes) |
+ * | `tpx_upstream_breaker_state` | gauge | `upstream`, `state` (`closed`, `open`, `half-open`): 1 for the current one (with routes) |
  * | `tpx_upstream_retries_total` | counter | `provider` |
  * | `tpx_errors_total` | counter | `provider`, `code` (`MODEL_*`) |
  * | `tpx_tool_call_repairs_total` | counter | `provider`, `kind` (`syntax`, `types`, `syntax+types`, `text-call`) |
@@ -83,7 +84,11 @@ export interface ProxyMetrics extends Telemetry {
    * read from `losses` at each scrape. Once per process, when tracing is on.
    */
   countSpanExportLosses(losses: SpanExportLosses): void;
+  /** With routes: reports each upstream's breaker (`tpx_upstream_breaker_state`), read at each scrape. */
+  watchUpstreams(read: () => readonly { readonly name: string; readonly state: string }[]): void;
 }
+
+const BREAKER_STATES = ['closed', 'open', 'half-open'] as const;
 
 /** Keeps a client-controlled label within bounds; see the module comment. */
 function boundedLabel(): (value: string | undefined) => string {
@@ -108,7 +113,7 @@ class ExchangeMetrics {
   readonly duration: Histogram<'route' | 'provider' | 'stream'>;
   readonly firstByte: Histogram<'route' | 'provider' | 'stream'>;
   readonly tokens: Counter<'provider' | 'model' | 'type'>;
-  readonly attempts: Counter<'provider' | 'status'>;
+  readonly attempts: Counter<'provider' | 'status' | 'upstream'>;
   readonly retries: Counter<'provider'>;
   readonly errors: Counter<'provider' | 'code'>;
   readonly repairs: Counter<'provider' | 'kind'>;
@@ -149,7 +154,7 @@ class ExchangeMetrics {
     this.attempts = new Counter({
       name: 'tpx_upstream_attempts_total',
       help: 'Upstream attempts, by the status the upstream answered (error: none came back).',
-      labelNames: ['provider', 'status'],
+      labelNames: ['provider', 'status', 'upstream'],
       registers,
     });
     this.retries = new Counter({
@@ -193,7 +198,11 @@ class MeteredExchange implements ExchangeTelemetry, ExchangeObserver {
   }
 
   onAttemptEnd(attempt: AttemptEnd): void {
-    this.#metrics.attempts.inc({ provider: attempt.provider, status: attempt.status ?? 'error' });
+    const labels = { provider: attempt.provider, status: attempt.status ?? 'error' };
+    // Upstream names come from the routes file, not from clients: a bounded set.
+    this.#metrics.attempts.inc(
+      attempt.upstream === undefined ? labels : { ...labels, upstream: attempt.upstream },
+    );
     if (attempt.upstreamModel !== undefined) this.#upstreamModel = attempt.upstreamModel;
     for (const repair of attempt.repairs ?? []) {
       this.#metrics.repairs.inc({ provider: attempt.provider, kind: repair.kind });
@@ -278,6 +287,21 @@ export function createProxyMetrics(options: ProxyMetricsOptions): ProxyMetrics {
       onTokenRefresh(refresh) {
         tokenRefreshes.inc({ source: refresh.source, outcome: refresh.outcome });
       },
+    },
+    watchUpstreams(read) {
+      new Gauge({
+        name: 'tpx_upstream_breaker_state',
+        help: "Each upstream's circuit breaker: 1 for its current state (closed, open: skipped for a cool-down, half-open: one probe may go).",
+        labelNames: ['upstream', 'state'] as const,
+        registers: [registry],
+        collect() {
+          for (const upstream of read()) {
+            for (const state of BREAKER_STATES) {
+              this.set({ upstream: upstream.name, state }, upstream.state === state ? 1 : 0);
+            }
+          }
+        },
+      });
     },
     countSpanExportLosses(losses) {
       countedAtScrape(

@@ -23,6 +23,10 @@ import { STREAM_BATCHES } from './stream-batches.js';
 import type { TransportCore } from './transport-core.js';
 import { createUpstreamCatalog, type UpstreamCatalog } from './upstream-catalog.js';
 import { selectProvider, type ResolvedConfig } from './select-provider.js';
+import { createRouter, upstreamSelection, type Router } from './routes/create-router.js';
+import { describeRoutes, upstreamStates } from './routes/describe-routes.js';
+import { inspectUpstreams } from './routes/inspect-upstreams.js';
+import { resolveRoutesConfig, type ResolvedRoutes } from './routes/routes-config.js';
 import type {
   CountTokensRequest,
   ExchangeOptions,
@@ -107,13 +111,51 @@ function upstreamCatalog(provider: Provider, runner: ExchangeRunner): UpstreamCa
   );
 }
 
+/** The core of a transport with routes: the catch-all route's first target stands for the rest. */
+function createRoutedCore(
+  options: TransportOptions,
+  runner: ExchangeRunner,
+  routes: ResolvedRoutes,
+): TransportCore {
+  const router = createRouter(routes, {
+    generateId: options.generateId ?? createIdGenerator(),
+    observer: options.observer,
+    catalogOf: (provider) =>
+      options.inspectUpstream === true ? upstreamCatalog(provider, runner) : undefined,
+    countText: loadTokenCounter,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const main = router.catchAll[0]!;
+  return {
+    selected: 'tpx',
+    provider: main.upstream.provider,
+    runner,
+    shaper: main.shaper,
+    catalog: main.upstream.catalog,
+    router,
+  };
+}
+
+/** The selection of a transport with routes: `tpx`, described by its catch-all upstream. */
+function routedSelection(routes: ResolvedRoutes): ResolvedConfig {
+  const last = routes.routes[routes.routes.length - 1]!;
+  const main = routes.upstreams.get(last.targets[0]!.upstream)!;
+  const names = [...routes.upstreams.keys()].join(', ');
+  return upstreamSelection(
+    main,
+    `${routes.source} names ${routes.upstreams.size} upstream${routes.upstreams.size === 1 ? '' : 's'} (${names}) and ${routes.routes.length} route${routes.routes.length === 1 ? '' : 's'}`,
+  );
+}
+
 /** Everything the exchanges share, built from the options once. */
 function createCore(
   options: TransportOptions,
   env: Record<string, string | undefined>,
   config: ResolvedConfig,
+  routes: ResolvedRoutes | undefined,
 ): TransportCore {
   const runner = new ExchangeRunner(runnerSettings(options, env, config.provider));
+  if (routes !== undefined) return createRoutedCore(options, runner, routes);
   const provider = createProvider(config, options.generateId ?? createIdGenerator(), options.observer);
   const catalog = options.inspectUpstream === true ? upstreamCatalog(provider, runner) : undefined;
   const shaper = createRequestShaper({
@@ -144,13 +186,21 @@ async function* eventsOf(batches: AsyncIterable<MessageStreamEvent[]>): AsyncGen
  */
 export function createTransport(options: TransportOptions = {}): ModelTransport {
   const env = { ...(options.env ?? process.env) };
-  const config = selectProvider(options, env);
-  const core = createCore(options, env, config);
+  const routes =
+    options.routes === undefined
+      ? undefined
+      : resolveRoutesConfig(options.routes, options.routesSource ?? 'the routes option');
+  const config = routes === undefined ? selectProvider(options, env) : routedSelection(routes);
+  const core = createCore(options, env, config, routes);
+  const router: Router | undefined = core.router;
   const streamBatches = (request: MessagesRequestInput, exchangeOptions?: ExchangeOptions) =>
     streamMessageBatches(core, request, exchangeOptions);
   return Object.freeze({
     provider: config.provider,
-    selection: describeSelection(config),
+    selection:
+      router === undefined
+        ? describeSelection(config)
+        : Object.freeze({ ...describeSelection(config), routes: describeRoutes(router) }),
     send: (request: MessagesRequestInput, exchangeOptions?: ExchangeOptions) =>
       sendMessage(core, request, exchangeOptions),
     countTokens: (request: CountTokensRequest, exchangeOptions?: ExchangeOptions) =>
@@ -163,6 +213,13 @@ export function createTransport(options: TransportOptions = {}): ModelTransport 
       request: MessagesRequestInput,
       exchangeOptions?: ExchangeOptions,
     ): AsyncIterable<MessageStreamEvent> => eventsOf(streamBatches(request, exchangeOptions)),
+    ...(router === undefined
+      ? {}
+      : {
+          upstreamStates: () => upstreamStates(router),
+          inspectUpstreams: (exchangeOptions?: ExchangeOptions) =>
+            inspectUpstreams(core.runner, router, exchangeOptions),
+        }),
     [STREAM_BATCHES]: streamBatches,
     close: () => core.runner.close(),
   });

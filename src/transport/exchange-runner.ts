@@ -13,7 +13,7 @@ import type { AttemptContext } from '../providers/http-exchange.js';
 import type { ObservedAttempt } from '../providers/observer.js';
 import type { ReportResponse } from '../providers/provider.js';
 import { resolveDeadlines } from './resolve-deadlines.js';
-import { runAttempts, singleValue, type AttemptLoop } from './run-attempts.js';
+import { runAttempts, singleValue, type AttemptLoop, type AttemptRouting } from './run-attempts.js';
 import type { Deadlines, ExchangeOptions } from './types.js';
 
 /** What the runner is made of, as `createTransport` resolved it. */
@@ -91,8 +91,9 @@ export class ExchangeRunner {
     exchangeOptions: ExchangeOptions,
     model: string | undefined,
     attempt: (context: AttemptContext, report: ReportResponse) => AsyncIterator<T>,
+    routing?: AttemptRouting,
   ): AsyncGenerator<T> {
-    return runAttempts(this.#loop(exchangeOptions, model), attempt);
+    return runAttempts({ ...this.#loop(exchangeOptions, model), routing }, attempt);
   }
 
   /**
@@ -103,11 +104,15 @@ export class ExchangeRunner {
     exchangeOptions: ExchangeOptions,
     run: (context: AttemptContext, report: ReportResponse) => Promise<T>,
     model?: string,
+    routing?: AttemptRouting,
   ): Promise<T> {
     this.ensureOpen();
     let result: { value: T } | undefined;
-    for await (const value of this.attempts(exchangeOptions, model, (context, report) =>
-      singleValue(() => run(context, report)),
+    for await (const value of this.attempts(
+      exchangeOptions,
+      model,
+      (context, report) => singleValue(() => run(context, report)),
+      routing,
     )) {
       result = { value };
     }

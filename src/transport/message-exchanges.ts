@@ -11,6 +11,7 @@ import { validateMessagesRequest } from '../protocol/validate-messages.js';
 import { noneProvider } from '../providers/none.js';
 import { checkPairing } from '../translate/check-pairing.js';
 import { checkCount } from './resolve-deadlines.js';
+import { sendRouted, streamRouted } from './routes/routed-exchanges.js';
 import type { ShapedRequest } from './shape-request.js';
 import { shapedOptions } from './shaped-options.js';
 import type { TransportCore } from './transport-core.js';
@@ -45,6 +46,7 @@ export async function sendMessage(
     return noneProvider.send(request as MessagesRequest, exchangeOptions, context, () => {});
   }
   const checked = checkRequest(request);
+  if (core.router !== undefined) return sendRouted(core.runner, core.router, checked, exchangeOptions);
   // An idle shaper could never change anything: skipping it spares the exchange a turn of the loop.
   const shaped: ShapedRequest = core.shaper.idle ? { request: checked } : await core.shaper.shape(checked);
   const upstreamOptions = shapedOptions(exchangeOptions, shaped);
@@ -70,6 +72,10 @@ export async function* streamMessageBatches(
     return;
   }
   const checked = checkRequest(request);
+  if (core.router !== undefined) {
+    yield* streamRouted(core.runner, core.router, checked, exchangeOptions);
+    return;
+  }
   // An idle shaper could never change anything: skipping it spares the exchange a turn of the loop.
   const shaped: ShapedRequest = core.shaper.idle ? { request: checked } : await core.shaper.shape(checked);
   const upstreamOptions = shapedOptions(exchangeOptions, shaped);

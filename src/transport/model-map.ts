@@ -43,7 +43,8 @@ export interface ModelMapping {
   readonly catchAll?: string;
 }
 
-function globToRegExp(glob: string): RegExp {
+/** A glob (`*` any run of characters, `?` one character) as a case-insensitive whole-name matcher. */
+export function globToRegExp(glob: string): RegExp {
   let source = '';
   for (const character of glob) {
     if (character === '*') source += '.*';

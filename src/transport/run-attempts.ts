@@ -34,6 +34,18 @@ export interface AttemptLoop {
   context: (cancellation: Cancellation, deadlines: Deadlines, observed?: ObservedAttempt) => AttemptContext;
   random: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where the attempts go when routes pick among several upstreams (see `routes/route-cursor.ts`). */
+  routing?: AttemptRouting | undefined;
+}
+
+/**
+ * How a routed exchange moves between upstreams: asked after each failed attempt that delivered nothing.
+ * `switched`: the next attempt goes to another upstream, at once (an upstream's retry hint is its own);
+ * `same`: the next attempt, if the usual rules allow one, goes to the same upstream; `stop`: none does
+ * (the upstream's breaker opened and no other target is available).
+ */
+export interface AttemptRouting {
+  afterFailure(error: TransportError): 'switched' | 'same' | 'stop';
 }
 
 /** Whether to try again, honouring `x-should-retry` both ways. */
@@ -56,9 +68,14 @@ async function backoff(
   loop: AttemptLoop,
   exchange: ExchangeControl,
 ): Promise<void> {
-  if (!shouldRetry(error) || exchange.cancellation.aborted) throw error;
+  const route = exchange.cancellation.aborted ? 'stop' : (loop.routing?.afterFailure(error) ?? 'same');
+  if (route === 'stop' || (route === 'same' && !shouldRetry(error)) || exchange.cancellation.aborted) {
+    throw error;
+  }
   // The retries this exchange may make are spent: its caller is told not to make more of its own.
+  // A fallback to another upstream spends the same budget as a retry.
   if (retryIndex >= loop.maxRetries) throw loop.maxRetries > 0 ? withRetriesSpent(error) : error;
+  if (route === 'switched') return;
   const wait = retryDelayMs({ retryIndex, headers: error.headers, nowMs: Date.now(), random: loop.random() });
   const { timeoutMs } = loop.deadlines;
   const fits =

@@ -6,6 +6,7 @@
 import type { ProviderName } from '../errors.js';
 import type { Provider } from '../providers/provider.js';
 import type { ExchangeRunner } from './exchange-runner.js';
+import type { Router } from './routes/create-router.js';
 import type { RequestShaper } from './shape-request.js';
 import type { UpstreamCatalog } from './upstream-catalog.js';
 
@@ -18,4 +19,6 @@ export interface TransportCore {
   readonly shaper: RequestShaper;
   /** The upstream's kept inspection, when the transport may ask for it (`inspectUpstream` option). */
   readonly catalog: UpstreamCatalog | undefined;
+  /** With routes: picks the upstream of each exchange (`provider` is then the catch-all route's first). */
+  readonly router?: Router | undefined;
 }

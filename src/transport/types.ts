@@ -17,6 +17,8 @@ import type {
 } from '../providers/exchange-types.js';
 import type { TransportObserver } from '../providers/observer.js';
 import type { Message, MessagesRequest, MessageStreamEvent } from '../protocol/messages.js';
+import type { RoutesDescription, UpstreamState } from './routes/describe-routes.js';
+import type { RoutesConfig } from './routes/routes-config.js';
 
 export type {
   CountTokensRequest,
@@ -43,6 +45,8 @@ export interface Selection {
   readonly tokenSource?: { readonly kind: 'static' | 'file' | 'command'; readonly origin: string };
   /** `tpx` only: the wire protocol (`chat` or `responses`) and why (`TPX_WIRE is set`, the dialect's default). */
   readonly wire?: { readonly name: 'chat' | 'responses'; readonly reason: string };
+  /** With routes (the `routes` option, `tpx serve --config`): the upstreams and routes. No secrets. */
+  readonly routes?: RoutesDescription;
 }
 
 /**
@@ -89,9 +93,21 @@ export interface ModelTransport {
   inspectUpstream?(options?: ExchangeOptions): Promise<UpstreamReport>;
   /** How requested models map to upstream models, and the output cap: what `tpx serve` shows at start. */
   readonly upstreamPolicy?: UpstreamPolicy;
+  /**
+   * With routes: asks every upstream what it serves, at once; each one's report, or the error that kept
+   * it from answering (never a rejection of the whole).
+   */
+  inspectUpstreams?(options?: ExchangeOptions): Promise<readonly UpstreamInspection[]>;
+  /** With routes: each upstream's circuit breaker, now (`closed`, `open`, `half-open`). */
+  upstreamStates?(): readonly UpstreamState[];
   /** Closes pooled connections. Exchanges after `close()` fail. */
   close(): Promise<void>;
 }
+
+/** One upstream's answer to `inspectUpstreams`. */
+export type UpstreamInspection =
+  | { readonly name: string; readonly baseUrl: string; readonly report: UpstreamReport }
+  | { readonly name: string; readonly baseUrl: string; readonly error: unknown };
 
 /** The model mapping and output cap a transport applies, for display. */
 export interface UpstreamPolicy {
@@ -182,6 +198,15 @@ export interface TransportOptions extends Partial<Deadlines> {
    * on. @default false
    */
   inspectUpstream?: boolean;
+  /**
+   * Several upstreams behind the `tpx` provider, and the routes that pick one per exchange (see
+   * docs/routes.md): checked when the transport is created (`MODEL_ECONFIG` naming the key at fault).
+   * When given, the credential options and variables are not read: each upstream names its own.
+   * @default undefined (one upstream, from the options and variables above)
+   */
+  routes?: RoutesConfig;
+  /** How configuration errors name where the routes came from, e.g. the file. @default 'the routes option' */
+  routesSource?: string;
   /** Headers added to every upstream request (`tpx serve` sends its hop header for loop detection). */
   upstreamHeaders?: Record<string, string>;
   /** Default retry count. @default 2 */
@@ -192,6 +217,8 @@ export interface TransportOptions extends Partial<Deadlines> {
   random?: () => number;
   /** Injection point for tests: sleeps between retries. @default a timer honouring the abort signal */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Injection point for tests: the clock of the routes' circuit breakers, in ms. @default Date.now */
+  now?: () => number;
   /** Injection point for tests: fresh ids for generated message and tool ids. @default crypto-random */
   generateId?: () => string;
   /** Sees token refreshes (metrics); see `providers/observer.ts`. @default undefined */
