@@ -86,6 +86,12 @@ interface OpenString {
 /** Reads a cut JSON text one character at a time, then says what completes it. */
 class CutJsonScanner {
   #text: string;
+  /**
+   * The text last appended and where it starts: characters are read from it, so that a text grown by
+   * many small fragments is never copied whole to read one (indexing a string built by `+=` flattens it).
+   */
+  #piece: string;
+  #pieceStart = 0;
   /** Where a `,` not yet followed by anything but whitespace stands. */
   #pendingComma: number | undefined;
   /** Each open container, outermost first. */
@@ -97,12 +103,15 @@ class CutJsonScanner {
 
   constructor(text: string) {
     this.#text = text;
+    this.#piece = text;
   }
 
   /** Appends `fragment` to the text, for reading on; returns where it starts. */
   extend(fragment: string): number {
     const start = this.#text.length;
     this.#text += fragment;
+    this.#piece = fragment;
+    this.#pieceStart = start;
     return start;
   }
 
@@ -114,7 +123,7 @@ class CutJsonScanner {
 
   /** Reads the character at `position`; `false` when the text cannot be the beginning of a JSON object. */
   read(position: number): boolean {
-    const character = this.#text[position]!;
+    const character = this.#piece[position - this.#pieceStart]!;
     if (this.#string !== undefined) return this.#readInString(character, position);
     if (this.#scalar !== '') {
       if (/[0-9a-z.+-]/i.test(character)) {
