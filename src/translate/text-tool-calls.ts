@@ -63,45 +63,75 @@ const INVALID = { kind: 'invalid' } as const;
  * @param offered the tool names the request offered, as the upstream was given them
  */
 export function readTextToolCalls(text: string, offered: ReadonlySet<string>): TextWithCalls {
-  const bare = readBareCall(text, offered, true);
+  const reading: Reading = { offered, isFinal: true };
+  const bare = readBareCall(text, reading);
   if (bare !== undefined && bare.kind === 'calls') return { text: '', calls: bare.calls };
   for (let at = nextMarker(text, 0); at !== -1; at = nextMarker(text, at + 1)) {
-    const run = readRun(text, at, offered, true);
+    const run = readRun(text, at, reading);
     if (run.kind === 'calls') return { text: text.slice(0, at).trimEnd(), calls: run.calls };
   }
   return { text, calls: [] };
 }
 
-/** Reads a streamed text piece by piece; see the module comment. */
+/**
+ * Reads a streamed text piece by piece; see the module comment. Only the text not yet let out is kept
+ * as one string (what went out is kept as pieces, joined once at the end), and while a call's JSON is
+ * still open only the new pieces are scanned for its closing bracket: each piece costs its own length,
+ * however long the answer or the call.
+ */
 export class TextToolCallScanner {
   readonly #offered: ReadonlySet<string>;
-  #text = '';
-  #released = 0;
+  readonly #reading: Reading;
+  /** The text let out, piece by piece, and its length. */
+  readonly #released: string[] = [];
+  #releasedLength = 0;
+  /** The text held back: it may still become a call. */
+  #held = '';
+  /** While the held call's JSON is open: where its bracket is (in `#held`), and the pieces since. */
+  #open: { bracket: number; pieces: string[]; length: number } | undefined;
   #flushed = false;
 
   constructor(offered: ReadonlySet<string>) {
     this.#offered = offered;
-  }
-
-  /** The whole text so far. */
-  get text(): string {
-    return this.#text;
+    this.#reading = { offered, isFinal: false, brackets: new Map() };
   }
 
   /** Adds a piece; returns the text that can go out now (`''` while all of it is held). */
   push(piece: string): string {
-    this.#text += piece;
+    const open = this.#open;
+    if (open !== undefined) {
+      // Nothing read so far changes until the open bracket closes: scan the new piece for it alone.
+      const search = this.#reading.brackets!.get(open.bracket)!;
+      const base = this.#held.length + open.length;
+      open.pieces.push(piece);
+      open.length += piece.length;
+      if (continueSearch(search, piece, base) === -1) return '';
+      this.#held += open.pieces.join('');
+      this.#open = undefined;
+    } else {
+      this.#held += piece;
+    }
+    this.#reading.unclosed = undefined;
     const safe = this.#safeLength();
-    if (safe <= this.#released) return '';
-    const out = this.#text.slice(this.#released, safe);
-    this.#released = safe;
+    if (safe === 0) {
+      const bracket = this.#reading.unclosed;
+      if (bracket !== undefined) this.#open = { bracket, pieces: [], length: 0 };
+      return '';
+    }
+    const out = this.#held.slice(0, safe);
+    this.#held = this.#held.slice(safe);
+    this.#released.push(out);
+    this.#releasedLength += out.length;
+    // Bracket positions were in the held text as it was: the next look searches anew.
+    this.#reading.brackets!.clear();
     return out;
   }
 
   /** Everything not yet let out, as text: something other than text followed, so no call can end it. */
   flush(): string {
-    const rest = this.#text.slice(this.#released);
-    this.#released = this.#text.length;
+    const rest = this.#held + (this.#open?.pieces.join('') ?? '');
+    this.#held = '';
+    this.#open = undefined;
     this.#flushed = true;
     return rest;
   }
@@ -109,38 +139,36 @@ export class TextToolCallScanner {
   /** The end of the text: the rest of the text that stays text, and the calls. */
   end(): TextWithCalls {
     if (this.#flushed) return { text: this.flush(), calls: [] };
-    const { text, calls } = readTextToolCalls(this.#text, this.#offered);
+    const whole = this.#released.join('') + this.flush();
+    const { text, calls } = readTextToolCalls(whole, this.#offered);
     // What went out is a prefix of `text` by construction (`#safeLength`); the rest follows it.
-    const rest = text.slice(this.#released);
-    this.#released = this.#text.length;
-    return { text: rest, calls };
+    return { text: text.slice(this.#releasedLength), calls };
   }
 
   /**
-   * How much of the text is text whatever comes next: up to the first place a call may still begin, less
-   * the white space before it (trimmed if the call comes true). Places already ruled out stay ruled out,
-   * so the search starts where the released text ends.
+   * How much of the held text is text whatever comes next: up to the first place a call may still begin,
+   * less the white space before it (trimmed if the call comes true). Places in the text that went out
+   * were ruled out for good, so only the held text is searched.
    */
   #safeLength(): number {
-    const text = this.#text;
-    const from = this.#released;
-    if (from === 0) {
-      if (text.trim() === '') return 0;
-      const bare = readBareCall(text, this.#offered, false);
+    const text = this.#held;
+    if (this.#releasedLength === 0) {
+      if (skipSpace(text, 0) === text.length) return 0;
+      const bare = readBareCall(text, this.#reading);
       if (bare !== undefined && bare.kind !== 'invalid') return 0;
     }
     let hold = text.length;
-    for (let at = nextMarker(text, from); ; at = nextMarker(text, at + 1)) {
+    for (let at = nextMarker(text, 0); ; at = nextMarker(text, at + 1)) {
       if (at === -1) {
-        hold = partialMarkerStart(text, from);
+        hold = partialMarkerStart(text, 0);
         break;
       }
-      if (readRun(text, at, this.#offered, false).kind !== 'invalid') {
+      if (readRun(text, at, this.#reading).kind !== 'invalid') {
         hold = at;
         break;
       }
     }
-    while (hold > from && SPACE.test(text[hold - 1]!)) hold -= 1;
+    while (hold > 0 && SPACE.test(text[hold - 1]!)) hold -= 1;
     return hold;
   }
 }
@@ -176,19 +204,40 @@ function skipSpace(text: string, at: number): number {
 }
 
 /**
- * Reads the calls of a run that starts with a marker at `at`, up to the end of the text. `isFinal`: the
- * text is whole (nothing open stays possible).
+ * How a text is being read: the offered tool names; whether the text is whole (`isFinal`: nothing open
+ * stays possible); and, for a stream, where earlier looks left each bracket's search, so that a call
+ * streamed in many pieces is scanned once, not once per piece.
  */
-function readRun(text: string, at: number, offered: ReadonlySet<string>, isFinal: boolean): RunReading {
+interface Reading {
+  offered: ReadonlySet<string>;
+  isFinal: boolean;
+  brackets?: BracketSearches;
+  /** Set by a look that stopped at a bracket the text does not close yet: where that bracket is. */
+  unclosed?: number | undefined;
+}
+
+/** Per opening bracket's position: where its search for the closing one stopped, or what it found. */
+type BracketSearches = Map<number, BracketSearch>;
+
+/** How far the search for one bracket's close got: the next index to read, and the state there. */
+interface BracketSearch {
+  at: number;
+  depth: number;
+  inString: boolean;
+  close?: number;
+}
+
+/** Reads the calls of a run that starts with a marker at `at`, up to the end of the text. */
+function readRun(text: string, at: number, reading: Reading): RunReading {
   const calls: TextToolCall[] = [];
   let position = at;
   for (;;) {
     let section: SectionReading;
     if (text.startsWith(HERMES_OPEN, position)) {
-      section = readHermesSection(text, position + HERMES_OPEN.length, offered, isFinal);
+      section = readHermesSection(text, position + HERMES_OPEN.length, reading);
     } else if (text.startsWith(MISTRAL_OPEN, position)) {
-      section = readMistralSection(text, position + MISTRAL_OPEN.length, offered, isFinal);
-    } else if (!isFinal && MARKERS.some((marker) => isCutShort(text, position, marker))) {
+      section = readMistralSection(text, position + MISTRAL_OPEN.length, reading);
+    } else if (!reading.isFinal && MARKERS.some((marker) => isCutShort(text, position, marker))) {
       return OPEN;
     } else {
       return INVALID;
@@ -196,95 +245,112 @@ function readRun(text: string, at: number, offered: ReadonlySet<string>, isFinal
     if (section.kind !== 'calls') return section;
     calls.push(...section.calls);
     position = skipSpace(text, section.end);
-    if (position === text.length) return isFinal ? { kind: 'calls', calls } : OPEN;
+    if (position === text.length) return reading.isFinal ? { kind: 'calls', calls } : OPEN;
   }
 }
 
 type SectionReading =
   { kind: 'calls'; calls: TextToolCall[]; end: number } | { kind: 'open' } | { kind: 'invalid' };
 
-/** `{…}` after `<tool_call>`, then white space and `</tool_call>` (which the last call may lack). */
-function readHermesSection(
+/** The JSON value that opens with `opener` at `at` (after white space), parsed leniently, and its end. */
+function readJsonAt(
   text: string,
   at: number,
-  offered: ReadonlySet<string>,
-  isFinal: boolean,
-): SectionReading {
+  opener: '{' | '[',
+  reading: Reading,
+): { kind: 'value'; value: unknown; end: number } | typeof OPEN | typeof INVALID {
   const start = skipSpace(text, at);
-  if (start === text.length) return isFinal ? INVALID : OPEN;
-  if (text[start] !== '{') return INVALID;
-  const close = matchingClose(text, start);
-  if (close === -1) return isFinal ? INVALID : OPEN;
-  const call = callOf(parseLenientJson(text.slice(start, close + 1)), offered);
+  if (start === text.length) return reading.isFinal ? INVALID : OPEN;
+  if (text[start] !== opener) return INVALID;
+  const close = matchingClose(text, start, reading);
+  if (close === -1) return reading.isFinal ? INVALID : OPEN;
+  return { kind: 'value', value: parseLenientJson(text.slice(start, close + 1)), end: close + 1 };
+}
+
+/** `{…}` after `<tool_call>`, then white space and `</tool_call>` (which the last call may lack). */
+function readHermesSection(text: string, at: number, reading: Reading): SectionReading {
+  const json = readJsonAt(text, at, '{', reading);
+  if (json.kind !== 'value') return json;
+  const call = callOf(json.value, reading.offered);
   if (call === undefined) return INVALID;
-  let end = skipSpace(text, close + 1);
+  let end = skipSpace(text, json.end);
   if (text.startsWith(HERMES_CLOSE, end)) end += HERMES_CLOSE.length;
-  else if (!isFinal && isCutShort(text, end, HERMES_CLOSE)) return OPEN;
-  else end = close + 1;
+  else if (!reading.isFinal && isCutShort(text, end, HERMES_CLOSE)) return OPEN;
+  else end = json.end;
   return { kind: 'calls', calls: [call], end };
 }
 
 /** `[{…}, …]` after `[TOOL_CALLS]`, or `name[ARGS]{…}`. */
-function readMistralSection(
-  text: string,
-  at: number,
-  offered: ReadonlySet<string>,
-  isFinal: boolean,
-): SectionReading {
+function readMistralSection(text: string, at: number, reading: Reading): SectionReading {
   const start = skipSpace(text, at);
-  if (start === text.length) return isFinal ? INVALID : OPEN;
+  if (start === text.length) return reading.isFinal ? INVALID : OPEN;
   if (text[start] === '[') {
-    const close = matchingClose(text, start);
-    if (close === -1) return isFinal ? INVALID : OPEN;
-    const list = parseLenientJson(text.slice(start, close + 1));
-    if (!Array.isArray(list) || list.length === 0) return INVALID;
-    const calls = list.map((item) => callOf(item, offered));
+    const json = readJsonAt(text, start, '[', reading);
+    if (json.kind !== 'value') return json;
+    if (!Array.isArray(json.value) || json.value.length === 0) return INVALID;
+    const calls = json.value.map((item) => callOf(item, reading.offered));
     if (calls.some((call) => call === undefined)) return INVALID;
-    return { kind: 'calls', calls: calls as TextToolCall[], end: close + 1 };
+    return { kind: 'calls', calls: calls as TextToolCall[], end: json.end };
   }
   MISTRAL_NAME.lastIndex = start;
   const name = MISTRAL_NAME.exec(text)?.[0];
   if (name === undefined) return INVALID;
-  let position = start + name.length;
-  if (position === text.length) return isFinal ? INVALID : OPEN;
+  const position = start + name.length;
+  if (position === text.length) return reading.isFinal ? INVALID : OPEN;
   if (!text.startsWith(MISTRAL_ARGS, position)) {
-    return !isFinal && isCutShort(text, position, MISTRAL_ARGS) ? OPEN : INVALID;
+    return !reading.isFinal && isCutShort(text, position, MISTRAL_ARGS) ? OPEN : INVALID;
   }
-  position = skipSpace(text, position + MISTRAL_ARGS.length);
-  if (position === text.length) return isFinal ? INVALID : OPEN;
-  if (text[position] !== '{') return INVALID;
-  const close = matchingClose(text, position);
-  if (close === -1) return isFinal ? INVALID : OPEN;
-  const call = callOf({ name, arguments: parseLenientJson(text.slice(position, close + 1)) }, offered);
-  return call === undefined ? INVALID : { kind: 'calls', calls: [call], end: close + 1 };
+  const json = readJsonAt(text, position + MISTRAL_ARGS.length, '{', reading);
+  if (json.kind !== 'value') return json;
+  const call = callOf({ name, arguments: json.value }, reading.offered);
+  return call === undefined ? INVALID : { kind: 'calls', calls: [call], end: json.end };
 }
 
 /**
  * A bare `{"name", "arguments"|"parameters"}` object as the whole text (after white space and an optional
  * `<|python_tag|>`); `undefined` when the text does not start like one.
  */
-function readBareCall(text: string, offered: ReadonlySet<string>, isFinal: boolean): RunReading | undefined {
+function readBareCall(text: string, reading: Reading): RunReading | undefined {
   let start = skipSpace(text, 0);
   if (text.startsWith(PYTHON_TAG, start)) start = skipSpace(text, start + PYTHON_TAG.length);
-  else if (!isFinal && isCutShort(text, start, PYTHON_TAG)) return OPEN;
-  if (start === text.length) return isFinal ? undefined : OPEN;
+  else if (!reading.isFinal && isCutShort(text, start, PYTHON_TAG)) return OPEN;
+  if (start === text.length) return reading.isFinal ? undefined : OPEN;
   if (text[start] !== '{') return undefined;
-  const close = matchingClose(text, start);
-  if (close === -1) return isFinal ? INVALID : OPEN;
-  const call = callOf(parseLenientJson(text.slice(start, close + 1)), offered);
-  if (call === undefined || text.slice(close + 1).trim() !== '') return INVALID;
-  return isFinal ? { kind: 'calls', calls: [call] } : OPEN;
+  const json = readJsonAt(text, start, '{', reading);
+  if (json.kind !== 'value') return json;
+  const call = callOf(json.value, reading.offered);
+  if (call === undefined || skipSpace(text, json.end) !== text.length) return INVALID;
+  return reading.isFinal ? { kind: 'calls', calls: [call] } : OPEN;
 }
 
 /**
  * The index of the bracket that closes the one at `open` (`{` or `[`), skipping brackets inside double-
- * quoted strings; -1 when the text ends first.
+ * quoted strings; -1 when the text ends first. With `reading.brackets`, a search resumes where the last
+ * one for this bracket stopped (the text only grows), a found close is kept, and an open bracket is
+ * noted as `reading.unclosed`.
  */
-function matchingClose(text: string, open: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let at = open; at < text.length; at += 1) {
-    const char = text[at];
+function matchingClose(text: string, open: number, reading: Reading): number {
+  const searches = reading.brackets;
+  let search = searches?.get(open);
+  if (search === undefined) {
+    search = { at: open, depth: 0, inString: false };
+    searches?.set(open, search);
+  }
+  if (search.close !== undefined) return search.close;
+  const close = continueSearch(search, text.slice(search.at), search.at);
+  if (close === -1) reading.unclosed = open;
+  return close;
+}
+
+/**
+ * Carries a bracket search on through `piece`, which starts at index `base` of the text; the index of
+ * the closing bracket, or -1 when the piece ends first.
+ */
+function continueSearch(search: BracketSearch, piece: string, base: number): number {
+  let { depth, inString } = search;
+  let at = search.at - base;
+  for (; at < piece.length; at += 1) {
+    const char = piece[at];
     if (inString) {
       if (char === '\\') at += 1;
       else if (char === '"') inString = false;
@@ -294,9 +360,15 @@ function matchingClose(text: string, open: number): number {
       depth += 1;
     } else if (char === '}' || char === ']') {
       depth -= 1;
-      if (depth === 0) return at;
+      if (depth === 0) {
+        search.close = base + at;
+        return search.close;
+      }
     }
   }
+  search.at = base + at;
+  search.depth = depth;
+  search.inString = inString;
   return -1;
 }
 

@@ -36,3 +36,65 @@ describe('StreamTranslator at scale', () => {
     expect(sent.join('').length).toBe(fragments.join('').length);
   });
 });
+
+describe('StreamTranslator at scale, reading tool calls written as text', () => {
+  function textChunk(content: string): ChatCompletionChunk {
+    return { id: 'chatcmpl-1', choices: [{ index: 0, delta: { content }, finish_reason: null }] };
+  }
+
+  it.each([
+    ['a Hermes call', '<tool_call>{"name": "write", "arguments": {"data": "', '"}}</tool_call>'],
+    ['a bare JSON call', '{"name": "write", "arguments": {"data": "', '"}}'],
+  ])('reads %s streamed in 100 000 pieces once, not once per piece', (_name, head, tail) => {
+    const pieces = [head, ...Array.from({ length: 100_000 }, () => 'ab{c'), tail];
+    let counter = 0;
+    const translator = new StreamTranslator({
+      requestModel: 'claude-sonnet-4-5',
+      toolNames: { fromUpstream: (name) => name },
+      generateId: () => `gen${++counter}`,
+      textToolCalls: new Set(['write']),
+    });
+    const events = [...translator.start()];
+    for (const piece of pieces) events.push(...translator.push(textChunk(piece)));
+    events.push(
+      ...translator.push({ id: 'chatcmpl-1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+    );
+    events.push(...translator.finish(true));
+    const input = events.flatMap((event) =>
+      event.type === 'content_block_delta' && event.delta.type === 'input_json_delta'
+        ? [event.delta.partial_json]
+        : [],
+    );
+    expect(
+      events.some((event) => event.type === 'content_block_delta' && event.delta.type === 'text_delta'),
+    ).toBe(false);
+    expect(JSON.parse(input.join(''))).toEqual({ data: 'ab{c'.repeat(100_000) });
+  });
+});
+
+describe('StreamTranslator at scale, with plain text and text-written calls read', () => {
+  it('lets 100 000 pieces of plain text out as they come, each once', () => {
+    const translator = new StreamTranslator({
+      requestModel: 'claude-sonnet-4-5',
+      toolNames: { fromUpstream: (name) => name },
+      generateId: () => 'gen',
+      textToolCalls: new Set(['write']),
+    });
+    const events = [...translator.start()];
+    for (let index = 0; index < 100_000; index++) {
+      events.push(
+        ...translator.push({
+          id: 'chatcmpl-1',
+          choices: [{ index: 0, delta: { content: `w${index % 10}, ` }, finish_reason: null }],
+        }),
+      );
+    }
+    events.push(...translator.finish(true));
+    const text = events.flatMap((event) =>
+      event.type === 'content_block_delta' && event.delta.type === 'text_delta' ? [event.delta.text] : [],
+    );
+    // Only the trailing space of each piece waits for the next one.
+    expect(text.length).toBeGreaterThanOrEqual(100_000);
+    expect(text.join('')).toBe(Array.from({ length: 100_000 }, (_, index) => `w${index % 10}, `).join(''));
+  });
+});
