@@ -11,7 +11,7 @@
  * @module
  */
 import type { ServeOptions } from '../server/start-server.js';
-import { UsageError } from './output.js';
+import { flagOrVariable, UsageError } from './output.js';
 
 /** The `parseArgs` options `readJournalFlags` reads. */
 export const JOURNAL_OPTIONS = {
@@ -32,14 +32,6 @@ export const JOURNAL_HELP = `Journal and live view (docs/journal.md):
 
 type Values = Record<string, unknown>;
 
-function pick(values: Values, flag: string, env: Record<string, string | undefined>, variable: string) {
-  const fromFlag = values[flag];
-  if (typeof fromFlag === 'string') return { value: fromFlag, name: `--${flag}` };
-  const fromEnv = env[variable];
-  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, name: variable };
-  return undefined;
-}
-
 function wholeNumber(found: { value: string; name: string }, least: number): number {
   const number = Number(found.value);
   if (!/^\d+$/.test(found.value.trim()) || !Number.isSafeInteger(number) || number < least) {
@@ -54,14 +46,14 @@ export function readJournalFlags(
   env: Record<string, string | undefined>,
 ): Pick<ServeOptions, 'journal' | 'liveExchanges'> {
   const options: Pick<ServeOptions, 'journal' | 'liveExchanges'> = {};
-  const live = pick(values, 'live-exchanges', env, 'TPX_LIVE_EXCHANGES');
+  const live = flagOrVariable(values, 'live-exchanges', env, 'TPX_LIVE_EXCHANGES');
   if (live !== undefined) options.liveExchanges = wholeNumber(live, 0);
-  const media = pick(values, 'journal-media', env, 'TPX_JOURNAL_MEDIA');
+  const media = flagOrVariable(values, 'journal-media', env, 'TPX_JOURNAL_MEDIA');
   if (media !== undefined && media.value !== 'hash' && media.value !== 'keep') {
     throw new UsageError(`${media.name} must be hash or keep, got ${media.value}`);
   }
-  const fileMb = pick(values, 'journal-file-mb', env, 'TPX_JOURNAL_FILE_MB');
-  const dir = pick(values, 'journal', env, 'TPX_JOURNAL_DIR');
+  const fileMb = flagOrVariable(values, 'journal-file-mb', env, 'TPX_JOURNAL_FILE_MB');
+  const dir = flagOrVariable(values, 'journal', env, 'TPX_JOURNAL_DIR');
   if (dir === undefined) {
     const orphan = media ?? fileMb;
     if (orphan !== undefined) throw new UsageError(`${orphan.name} needs --journal DIR (TPX_JOURNAL_DIR)`);

@@ -34,3 +34,20 @@ export function processIo(): CliIo {
     },
   };
 }
+
+/**
+ * A setting given as `--flag` or as its environment variable (the flag wins; an empty variable counts
+ * as unset), with the name the user wrote it under, for messages.
+ */
+export function flagOrVariable(
+  values: Readonly<Record<string, unknown>>,
+  flag: string,
+  env: Record<string, string | undefined>,
+  variable: string,
+): { value: string; name: string } | undefined {
+  const fromFlag = values[flag];
+  if (typeof fromFlag === 'string') return { value: fromFlag, name: `--${flag}` };
+  const fromEnv = env[variable];
+  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, name: variable };
+  return undefined;
+}

@@ -25,7 +25,7 @@ import { loadTokenCounter } from '../providers/load-token-counter.js';
 import { createTransport } from '../transport/create-transport.js';
 import type { TokenRefresh, TransportObserver } from '../providers/observer.js';
 import type { Selection, TransportOptions } from '../transport/types.js';
-import type { CliIo } from './output.js';
+import { flagOrVariable, type CliIo } from './output.js';
 
 /** What the operational flags and variables ask for. */
 export interface Operations {
@@ -38,14 +38,6 @@ export interface Operations {
 }
 
 type Values = Record<string, string | boolean | undefined>;
-
-function pick(values: Values, flag: string, env: Record<string, string | undefined>, variable: string) {
-  const fromFlag = values[flag];
-  if (typeof fromFlag === 'string') return { value: fromFlag, name: `--${flag}` };
-  const fromEnv = env[variable];
-  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, name: variable };
-  return undefined;
-}
 
 function milliseconds(found: { value: string; name: string } | undefined): number | undefined {
   if (found === undefined) return undefined;
@@ -65,12 +57,12 @@ function milliseconds(found: { value: string; name: string } | undefined): numbe
  * @throws TransportError `MODEL_ECONFIG` for a value that cannot work.
  */
 export function readOperations(values: Values, env: Record<string, string | undefined>): Operations {
-  const workers = pick(values, 'workers', env, 'TPX_WORKERS');
+  const workers = flagOrVariable(values, 'workers', env, 'TPX_WORKERS');
   const operations: Operations = {
     workers: workers === undefined ? 1 : parseWorkerCount(workers.value),
     metrics: values['no-metrics'] !== true && (env['TPX_METRICS'] ?? '').toLowerCase() !== 'off',
   };
-  const metricsPort = pick(values, 'metrics-port', env, 'TPX_METRICS_PORT');
+  const metricsPort = flagOrVariable(values, 'metrics-port', env, 'TPX_METRICS_PORT');
   if (metricsPort !== undefined) {
     const port = Number(metricsPort.value);
     if (!/^\d+$/.test(metricsPort.value) || port > 65_535) {
@@ -81,11 +73,11 @@ export function readOperations(values: Values, env: Record<string, string | unde
     }
     operations.metricsPort = port;
   }
-  const ping = milliseconds(pick(values, 'ping-interval', env, 'TPX_PING_INTERVAL_MS'));
+  const ping = milliseconds(flagOrVariable(values, 'ping-interval', env, 'TPX_PING_INTERVAL_MS'));
   if (ping !== undefined) operations.pingIntervalMs = ping;
-  const drain = milliseconds(pick(values, 'drain-delay', env, 'TPX_DRAIN_DELAY_MS'));
+  const drain = milliseconds(flagOrVariable(values, 'drain-delay', env, 'TPX_DRAIN_DELAY_MS'));
   if (drain !== undefined) operations.drainDelayMs = drain;
-  const grace = milliseconds(pick(values, 'shutdown-grace', env, 'TPX_SHUTDOWN_GRACE_MS'));
+  const grace = milliseconds(flagOrVariable(values, 'shutdown-grace', env, 'TPX_SHUTDOWN_GRACE_MS'));
   if (grace !== undefined) operations.shutdownGraceMs = grace;
   return operations;
 }

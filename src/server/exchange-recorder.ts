@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { ExchangeRecord } from './logger.js';
+import { exchangeUpstreamName } from '../journal/upstream-name.js';
+import type { ExchangeRecord, UsageRecord } from './logger.js';
 
 /** One finished exchange, as the recorders see it. Credentials are never part of it. */
 export interface FinishedExchange {
@@ -46,4 +47,39 @@ export function combineRecorders(
       for (const recorder of present) recorder.record(exchange);
     },
   };
+}
+
+/** What the journal and the live view both show first of an exchange: who, when, which model, how. */
+export interface ExchangeHeadline {
+  id: string;
+  /** When it started (ISO 8601, UTC). */
+  time: string;
+  status: number;
+  upstream: string;
+  /** The model the caller asked for. */
+  model?: string;
+  /** The model named upstream. */
+  upstreamModel?: string;
+  stream?: boolean;
+  usage?: UsageRecord;
+  durationMs: number;
+  firstByteMs?: number;
+}
+
+/** The headline of a finished exchange, from its log record. */
+export function exchangeHeadline(exchange: FinishedExchange): ExchangeHeadline {
+  const { record } = exchange;
+  const headline: ExchangeHeadline = {
+    id: record.requestId,
+    time: new Date(exchange.startedAtMs).toISOString(),
+    status: record.status,
+    upstream: exchangeUpstreamName(record),
+    durationMs: record.durationMs,
+  };
+  if (record.model !== undefined) headline.model = record.model;
+  if (record.upstreamModel !== undefined) headline.upstreamModel = record.upstreamModel;
+  if (record.stream !== undefined) headline.stream = record.stream;
+  if (record.usage !== undefined) headline.usage = { ...record.usage };
+  if (exchange.firstByteMs !== undefined) headline.firstByteMs = exchange.firstByteMs;
+  return headline;
 }

@@ -6,8 +6,7 @@
  */
 import type { JournalRecord } from '../journal/journal-record.js';
 import { redactMedia, type JournalMedia } from '../journal/redact-media.js';
-import { exchangeUpstreamName } from '../journal/upstream-name.js';
-import type { FinishedExchange } from './exchange-recorder.js';
+import { exchangeHeadline, type FinishedExchange } from './exchange-recorder.js';
 
 /** JSON text as a value (text that is not JSON is kept as the text itself). */
 function parsed(text: string): unknown {
@@ -22,19 +21,7 @@ function parsed(text: string): unknown {
 export function journalRecord(exchange: FinishedExchange, media: JournalMedia): JournalRecord {
   const { record } = exchange;
   const body = (text: string) => (media === 'keep' ? parsed(text) : redactMedia(parsed(text)));
-  const line: JournalRecord = {
-    id: record.requestId,
-    time: new Date(exchange.startedAtMs).toISOString(),
-    status: record.status,
-    upstream: exchangeUpstreamName(record),
-    provider: record.provider,
-    durationMs: record.durationMs,
-  };
-  if (record.model !== undefined) line.model = record.model;
-  if (record.upstreamModel !== undefined) line.upstreamModel = record.upstreamModel;
-  if (record.stream !== undefined) line.stream = record.stream;
-  if (record.usage !== undefined) line.usage = record.usage;
-  if (exchange.firstByteMs !== undefined) line.firstByteMs = exchange.firstByteMs;
+  const line: JournalRecord = { ...exchangeHeadline(exchange), provider: record.provider };
   if (record.attempts !== undefined) line.attempts = record.attempts;
   if (record.retries !== undefined) line.retries = record.retries;
   if (record.clientClosed === true) line.clientClosed = true;

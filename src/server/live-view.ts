@@ -12,25 +12,15 @@
  *
  * @module
  */
-import type { ExchangeRecorder, FinishedExchange } from './exchange-recorder.js';
-import { exchangeUpstreamName } from '../journal/upstream-name.js';
-import type { UsageRecord } from './logger.js';
+import {
+  exchangeHeadline,
+  type ExchangeHeadline,
+  type ExchangeRecorder,
+  type FinishedExchange,
+} from './exchange-recorder.js';
 
 /** One exchange as the live view shows it. */
-export interface LiveExchange {
-  id: string;
-  /** When it started (ISO 8601, UTC). */
-  time: string;
-  status: number;
-  upstream: string;
-  /** The model the caller asked for. */
-  model?: string;
-  /** The model named upstream. */
-  upstreamModel?: string;
-  stream?: boolean;
-  usage?: UsageRecord;
-  durationMs: number;
-  firstByteMs?: number;
+export interface LiveExchange extends ExchangeHeadline {
   /** Why it failed: its `MODEL_*` code and message. */
   error?: { code?: string; message: string };
   /** The worker that served it (its process id), with `--workers`. */
@@ -68,18 +58,7 @@ export class LiveExchanges implements ExchangeRecorder, LiveExchangeSource {
   record(exchange: FinishedExchange): void {
     if (this.capacity === 0) return;
     const { record } = exchange;
-    const live: LiveExchange = {
-      id: record.requestId,
-      time: new Date(exchange.startedAtMs).toISOString(),
-      status: record.status,
-      upstream: exchangeUpstreamName(record),
-      durationMs: record.durationMs,
-    };
-    if (record.model !== undefined) live.model = record.model;
-    if (record.upstreamModel !== undefined) live.upstreamModel = record.upstreamModel;
-    if (record.stream !== undefined) live.stream = record.stream;
-    if (record.usage !== undefined) live.usage = { ...record.usage };
-    if (exchange.firstByteMs !== undefined) live.firstByteMs = exchange.firstByteMs;
+    const live: LiveExchange = exchangeHeadline(exchange);
     if (record.errorMessage !== undefined) {
       live.error = { message: record.errorMessage };
       if (record.error !== undefined) live.error.code = record.error;
