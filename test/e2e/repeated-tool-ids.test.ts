@@ -14,7 +14,6 @@ import { startServer, type RunningServer } from '../../src/server/start-server.j
 import type { ModelTransport } from '../../src/transport/types.js';
 import { accumulateStream } from '../helpers/accumulate-stream.js';
 import {
-  openAiSse,
   startScriptedServer,
   step,
   type RecordedRequest,
@@ -22,6 +21,7 @@ import {
   type Step,
 } from '../helpers/scripted-server.js';
 import { captureLogs } from './serve-support.js';
+import { chatAnswer as scriptedChatAnswer } from '../helpers/chat-answers.js';
 import { tpxTransportTo } from '../helpers/tpx-transport.js';
 
 type Wire = 'chat' | 'responses';
@@ -72,41 +72,12 @@ const upstreamId: fc.Arbitrary<UpstreamId> = fc.oneof(
 const upstreamIds = fc.array(upstreamId, { minLength: 1, maxLength: 6 });
 
 function chatAnswer(ids: readonly UpstreamId[], streaming: boolean): Step {
-  const calls = ids.map((id, index) => ({
-    index,
+  const toolCalls = ids.map((id, index) => ({
     ...(id === undefined ? {} : { id }),
-    type: 'function',
-    function: { name: 'read', arguments: JSON.stringify({ n: index }) },
+    name: 'read',
+    arguments: JSON.stringify({ n: index }),
   }));
-  const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
-  if (!streaming) {
-    return step.json({
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      model: 'served',
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: null, tool_calls: calls },
-          finish_reason: 'tool_calls',
-        },
-      ],
-      usage,
-    });
-  }
-  const chunk = (delta: unknown, finishReason: string | null) => ({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    model: 'served',
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  });
-  return step.sse(
-    openAiSse([
-      chunk({ role: 'assistant', content: null }, null),
-      ...calls.map((call) => chunk({ tool_calls: [call] }, null)),
-      { ...chunk({}, 'tool_calls'), usage },
-    ]),
-  );
+  return scriptedChatAnswer({ toolCalls }, streaming);
 }
 
 function responsesAnswer(ids: readonly UpstreamId[], streaming: boolean): Step {
